@@ -1,0 +1,209 @@
+/**
+ * `ServerLogger`: levelled logging for compilation, memory, profiling and
+ * launches, written to stderr, stdout or a file.
+ *
+ * Levels come from client options, or from the `DENOGPU_LOG` environment
+ * variable when options give none. A subsystem that is off costs one boolean
+ * test on the hot path; messages are only built when their level is on.
+ *
+ * `DENOGPU_LOG` syntax: comma-separated `key=value` pairs.
+ * - `compilation=basic|full`, `memory=basic|full`, `launches=basic|full`,
+ *   `profiling=minimal|basic|medium|full`;
+ * - `all=basic|full` sets every subsystem;
+ * - `file=/path/to.log` (appends), `stdout`, or `stderr` (the default) picks the sink;
+ * - the bare values `1`/`true` mean `all=basic`, and `0`/`false` mean off.
+ *
+ * @module
+ */
+
+/** Level of a subsystem: off, the essentials, or everything. */
+export type LogLevel = "disabled" | "basic" | "full";
+
+/**
+ * Level of profiling logs: `minimal` logs each launch's name; `basic` and up
+ * also record per-kernel device time in profiles and print a summary at `sync()`.
+ */
+export type ProfileLogLevel = "disabled" | "minimal" | "basic" | "medium" | "full";
+
+/** Where log lines go. */
+export type LogSink = "stderr" | "stdout" | { file: string; append?: boolean };
+
+/** Logger options (part of `createClient` options). */
+export interface LoggerOptions {
+  /** Kernel compilation: `basic` names each compiled kernel, `full` adds its id and source. */
+  compilation?: LogLevel;
+  /** Memory: `basic` logs pool growth, spills and cleanups, `full` every reservation. */
+  memory?: LogLevel;
+  /** Launches and streams: `basic` logs submits and cross-stream flushes, `full` every launch. */
+  launches?: LogLevel;
+  /** Profiling. */
+  profiling?: ProfileLogLevel;
+  /** Where lines go. @default "stderr" */
+  sink?: LogSink;
+}
+
+/** The environment variable read when no logger options are given. */
+export const LOG_ENV_VAR = "DENOGPU_LOG";
+
+const encoder = new TextEncoder();
+
+/** Levelled logger of one server. */
+export class ServerLogger {
+  /** Compilation logging on. */
+  readonly compilation: boolean;
+  /** Compilation logging includes ids and sources. */
+  readonly compilationFull: boolean;
+  /** Memory logging on. */
+  readonly memory: boolean;
+  /** Memory logging includes every reservation. */
+  readonly memoryFull: boolean;
+  /** Launch/stream logging on. */
+  readonly launches: boolean;
+  /** Launch logging includes every launch. */
+  readonly launchesFull: boolean;
+  /** Profiling level. */
+  readonly profiling: ProfileLogLevel;
+  #sink: LogSink;
+  #summary = new Map<string, { count: number; nanos: number }>();
+  #appended = false;
+
+  /**
+   * Creates the instance.
+   *
+   * @param options Levels and sink; omitted levels are off.
+   */
+  constructor(options: LoggerOptions = {}) {
+    this.compilation = (options.compilation ?? "disabled") !== "disabled";
+    this.compilationFull = options.compilation === "full";
+    this.memory = (options.memory ?? "disabled") !== "disabled";
+    this.memoryFull = options.memory === "full";
+    this.launches = (options.launches ?? "disabled") !== "disabled";
+    this.launchesFull = options.launches === "full";
+    this.profiling = options.profiling ?? "disabled";
+    this.#sink = options.sink ?? "stderr";
+  }
+
+  /** True when any subsystem logs. */
+  get enabled(): boolean {
+    return this.compilation || this.memory || this.launches || this.profiling !== "disabled";
+  }
+
+  /**
+   * Builds a logger from `DENOGPU_LOG`. Without permission to read the
+   * environment, or when the variable is unset, everything is off.
+   *
+   * @returns The logger.
+   */
+  static fromEnv(): ServerLogger {
+    let value: string | undefined;
+    try {
+      value = Deno.env.get(LOG_ENV_VAR);
+    } catch {
+      value = undefined;
+    }
+    return new ServerLogger(parseLogEnv(value));
+  }
+
+  /**
+   * Writes one line, prefixed by the subsystem.
+   *
+   * @param subsystem `compilation`, `memory`, `launch`, `profile` or `stream`.
+   * @param message The message.
+   */
+  log(subsystem: string, message: string): void {
+    const line = `[denogpu ${subsystem}] ${message}\n`;
+    const sink = this.#sink;
+    try {
+      if (sink === "stderr") Deno.stderr.writeSync(encoder.encode(line));
+      else if (sink === "stdout") Deno.stdout.writeSync(encoder.encode(line));
+      else {
+        const append = this.#appended || (sink.append ?? true);
+        Deno.writeTextFileSync(sink.file, line, { append });
+        this.#appended = true;
+      }
+    } catch {
+      // Logging must never break the runtime (for example without write permission).
+    }
+  }
+
+  /**
+   * Adds a profiled kernel duration to the summary.
+   *
+   * @param name Kernel name.
+   * @param nanos Device time in nanoseconds.
+   */
+  registerProfiled(name: string, nanos: number): void {
+    const e = this.#summary.get(name);
+    if (e === undefined) this.#summary.set(name, { count: 1, nanos });
+    else {
+      e.count++;
+      e.nanos += nanos;
+    }
+  }
+
+  /**
+   * Returns, and clears, the aggregated table of profiled kernels: name, total
+   * time, count and share. Empty when nothing was profiled.
+   *
+   * @returns The table, or "" when empty.
+   */
+  profileSummary(): string {
+    if (this.#summary.size === 0) return "";
+    const rows = [...this.#summary].sort((a, b) => b[1].nanos - a[1].nanos);
+    this.#summary.clear();
+    const total = rows.reduce((s, [, v]) => s + v.nanos, 0);
+    const lines = rows.map(([name, v]) =>
+      `  ${name.padEnd(32)} ${(v.nanos / 1e6).toFixed(3).padStart(10)} ms ${String(v.count).padStart(7)}× ${
+        (total ? (v.nanos / total) * 100 : 0).toFixed(1).padStart(5)
+      }%`
+    );
+    return `profile summary (${(total / 1e6).toFixed(3)} ms):\n${lines.join("\n")}`;
+  }
+}
+
+/**
+ * Parses a `DENOGPU_LOG` value into logger options.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseLogEnv } from "@denogpu/runtime";
+ * console.log(parseLogEnv("memory=full,file=/tmp/gpu.log"));
+ * // { memory: "full", sink: { file: "/tmp/gpu.log", append: true } }
+ * ```
+ *
+ * @param value The variable's value, or undefined when unset.
+ * @returns The options it describes (unknown keys are ignored).
+ */
+export function parseLogEnv(value: string | undefined): LoggerOptions {
+  const options: LoggerOptions = {};
+  if (value === undefined || value === "" || value === "0" || value === "false") return options;
+  const level = (v: string): LogLevel => (v === "full" ? "full" : v === "disabled" ? "disabled" : "basic");
+  for (const part of value.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const [key, raw = ""] = part.split("=", 2) as [string, string?];
+    switch (key) {
+      case "1":
+      case "true":
+      case "all":
+        options.compilation = options.memory = options.launches = level(raw || "basic");
+        options.profiling = raw === "full" ? "full" : "basic";
+        break;
+      case "compilation":
+      case "memory":
+      case "launches":
+        options[key] = level(raw);
+        break;
+      case "profiling":
+        options.profiling =
+          (["minimal", "basic", "medium", "full", "disabled"].includes(raw) ? raw : "basic") as ProfileLogLevel;
+        break;
+      case "file":
+        options.sink = { file: raw, append: true };
+        break;
+      case "stdout":
+      case "stderr":
+        options.sink = key;
+        break;
+    }
+  }
+  return options;
+}
