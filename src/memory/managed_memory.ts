@@ -1,0 +1,156 @@
+/**
+ * Reference-counted memory descriptors, slices and pages.
+ *
+ * JavaScript has no destructors, so every reference is counted explicitly
+ * (CubeCL's `ManagedMemoryHandle` and `ManagedMemoryBinding`):
+ *
+ * - `refs` counts every holder of the descriptor: the pool's slice, each user
+ *   handle, and each pinned binding. A slice is free, and may be reused, when
+ *   `refs <= 1` (only the pool holds it).
+ * - `handles` counts the pool's slice and each user handle, but not bindings.
+ *   `canMut()` is true when `handles <= 2`: the pool plus exactly one user.
+ *
+ * @module
+ */
+
+import { allocateMemoryId } from "../ids.ts";
+import type { StorageHandle } from "./storage.ts";
+
+/** A memory descriptor shared by every clone of a handle. */
+export class ManagedMemory {
+  /** Process-unique id. */
+  readonly id: number = allocateMemoryId();
+  /** The slice this descriptor owns, or `null` while uninitialised. */
+  slice: Slice | null = null;
+  /** Holders of the descriptor: the pool's slice, user handles, pinned bindings. */
+  refs: number;
+  /** Holders that count for `canMut`: the pool's slice and user handles. */
+  handles: number;
+
+  /**
+   * Creates the instance.
+   *
+   * @param refs Initial descriptor references.
+   * @param handles Initial handle references.
+   */
+  constructor(refs = 1, handles = 1) {
+    this.refs = refs;
+    this.handles = handles;
+  }
+
+  /** True when the pool's slice plus exactly one user handle refer to it. */
+  canMut(): boolean {
+    return this.handles <= 2;
+  }
+
+  /** True when nothing but the pool refers to it. */
+  isFree(): boolean {
+    return this.refs <= 1;
+  }
+
+  /** Adds a handle reference (a user clone). */
+  retain(): void {
+    this.refs++;
+    this.handles++;
+  }
+
+  /** Drops a handle reference. */
+  drop(): void {
+    this.refs--;
+    this.handles--;
+  }
+
+  /** Adds a binding reference (keeps the slice alive, not counted by `canMut`). */
+  pin(): void {
+    this.refs++;
+  }
+
+  /** Drops a binding reference. */
+  unpin(): void {
+    this.refs--;
+  }
+}
+
+/** One device buffer held by a pool, carved into slices. */
+export class Page {
+  /** The storage handle (id, size, buffer). */
+  readonly storage: StorageHandle;
+  /** Slices in offset order. Exclusive, persistent and direct pages hold one. */
+  slices: Slice[] = [];
+  /** Stream that last encoded work using this page (set by the stream layer). */
+  useStream: unknown = null;
+  /** That stream's submission epoch when it last used the page. */
+  useEpoch: number = -1;
+
+  /**
+   * Creates the instance.
+   *
+   * @param storage The storage handle backing the page.
+   */
+  constructor(storage: StorageHandle) {
+    this.storage = storage;
+  }
+
+  /** True while the page has no device buffer yet (dry run). */
+  get lazy(): boolean {
+    return this.storage.resource === null;
+  }
+}
+
+/** One allocation carved out of a page. */
+export class Slice {
+  /** The page it lives in. */
+  page: Page;
+  /** Byte offset in the page, always a multiple of the pool alignment. */
+  offset: number;
+  /** Requested bytes (for a free slice: its whole extent). */
+  size: number;
+  /** Alignment padding after `size`. */
+  padding: number;
+  /** The descriptor that owns this slice. */
+  owner: ManagedMemory;
+
+  /**
+   * Creates the instance.
+   *
+   * @param page The page.
+   * @param offset Byte offset in the page.
+   * @param size Requested bytes.
+   * @param padding Alignment padding.
+   * @param owner Owning descriptor.
+   */
+  constructor(page: Page, offset: number, size: number, padding: number, owner: ManagedMemory) {
+    this.page = page;
+    this.offset = offset;
+    this.size = size;
+    this.padding = padding;
+    this.owner = owner;
+  }
+
+  /** Bytes the slice occupies: `size + padding`. */
+  get effectiveSize(): number {
+    return this.size + this.padding;
+  }
+
+  /** True when no user handle and no binding refers to the slice. */
+  isFree(): boolean {
+    return this.owner.refs <= 1;
+  }
+
+  /**
+   * Hands the slice to a fresh descriptor with one caller reference besides
+   * the pool's, and returns that descriptor.
+   */
+  assignFresh(): ManagedMemory {
+    const desc = new ManagedMemory(2, 2);
+    desc.slice = this;
+    if (this.owner.slice === this) this.owner.slice = null;
+    this.owner = desc;
+    return desc;
+  }
+}
+
+/** Makes a free placeholder descriptor owned only by a pool. */
+export function poolOwned(): ManagedMemory {
+  return new ManagedMemory(1, 1);
+}

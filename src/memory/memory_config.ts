@@ -1,0 +1,213 @@
+/**
+ * Memory pool layouts: the two presets and custom pool lists, resolved against
+ * the device's limits (CubeCL's `MemoryConfiguration`, `MemoryPoolsConfig` and
+ * `resolve`).
+ *
+ * @module
+ */
+
+import { alignUp } from "../_util/align.ts";
+import { PoolConfigError } from "../errors.ts";
+
+/** One pool of a custom layout. Sizes are in bytes and are rounded up to the device alignment. */
+export type PoolConfig =
+  | {
+    /** One device buffer per allocation, reused by size. */
+    kind: "exclusive";
+    /** Largest allocation served; 0 makes a pool for zero-byte allocations. */
+    maxAllocSize: number;
+    /** Reservations per 5 idle sweeps; omitted means idle pages are kept until cleanup. */
+    deallocPeriod?: number;
+  }
+  | {
+    /** Many allocations carved out of large pages. */
+    kind: "sliced";
+    /** Bytes per page. */
+    pageSize: number;
+    /** Largest allocation carved from a page. @default pageSize */
+    maxSliceSize?: number;
+    /** Cap on the bytes of all pages together; a full capped pool spills to the next pool. */
+    maxPoolSize?: number;
+    /** Accepted for CubeCL parity; sliced pools free pages only on explicit cleanup. */
+    deallocPeriod?: number;
+  }
+  | {
+    /** One exact-size buffer per allocation, reused by identical size only. */
+    kind: "direct";
+    /** Watermark in bytes above which free buffers are released before allocating. */
+    reclaimAt?: number;
+  };
+
+/**
+ * A memory layout: a preset or an explicit, ordered pool list.
+ *
+ * - `"subslices"` (the default): a zero-byte pool, a ladder of sliced pools,
+ *   and an exclusive tail for the largest allocations.
+ * - `"exclusive-pages"`: 24 exclusive buckets from 32 KiB to the largest page.
+ * - `{ pools }`: your own pools, in routing order (the first pool that
+ *   accepts a size serves it).
+ */
+export type MemoryConfiguration = "subslices" | "exclusive-pages" | { pools: PoolConfig[] };
+
+/**
+ * How persistent allocation mode is honoured (CubeCL's `persistent_memory`):
+ * `enabled` honours mode switches; `size-match` also routes automatic
+ * allocations to the persistent pool when that exact size already lives there;
+ * `disabled` ignores switches; `enforced` is always persistent.
+ */
+export type PersistentMemoryPolicy = "enabled" | "size-match" | "disabled" | "enforced";
+
+/** Device memory properties that shape pools (CubeCL's `DeviceProperties.memory`). */
+export interface MemoryProperties {
+  /** Largest page: `maxStorageBufferBindingSize`. */
+  maxPageSize: number;
+  /** `max(minUniformBufferOffsetAlignment, minStorageBufferOffsetAlignment)`. */
+  alignment: number;
+  /** `maxBufferSize`. */
+  maxBufferSize: number;
+}
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+function period(size: number): number {
+  return 5000 * Math.round(1 + size / GiB);
+}
+
+/** The native default ladder for a device (CubeCL's `SubSlices` preset). */
+export function subSlicesPreset(props: MemoryProperties): PoolConfig[] {
+  const { maxPageSize, alignment } = props;
+  const ladder: PoolConfig[] = [];
+  let cur = maxPageSize;
+  let k = 1;
+  while (cur >= 32 * MiB) {
+    cur = alignUp(Math.ceil(cur / 4), alignment);
+    ladder.push({ kind: "sliced", pageSize: cur, maxSliceSize: Math.floor(cur / 2 ** k) });
+    k++;
+  }
+  ladder.reverse();
+  const maxAlloc = Math.floor(maxPageSize / alignment) * alignment;
+  return [
+    { kind: "exclusive", maxAllocSize: 0 },
+    ...ladder,
+    { kind: "exclusive", maxAllocSize: maxAlloc, deallocPeriod: period(maxAlloc) },
+  ];
+}
+
+/** 24 exclusive buckets from 32 KiB to the largest page (CubeCL's `ExclusivePages` preset). */
+export function exclusivePagesPreset(props: MemoryProperties): PoolConfig[] {
+  const lo = Math.log(32 * 1024);
+  const hi = Math.log(props.maxPageSize);
+  const sizes = new Set<number>();
+  for (let i = 0; i < 24; i++) {
+    sizes.add(alignUp(Math.ceil(Math.exp(lo + (i / 23) * (hi - lo)) - 1e-6), props.alignment));
+  }
+  return [...sizes].sort((a, b) => a - b).map((size) => ({
+    kind: "exclusive",
+    maxAllocSize: size,
+    deallocPeriod: period(size),
+  }));
+}
+
+/**
+ * Resolves a configuration against the device: expands presets, rounds sizes
+ * up to the alignment, fills defaults, and rejects layouts that can never be
+ * valid.
+ *
+ * @example Usage
+ * ```ts
+ * import { resolveMemoryConfiguration } from "@denogpu/runtime";
+ * const pools = resolveMemoryConfiguration(
+ *   { pools: [{ kind: "sliced", pageSize: 1000 }] },
+ *   { maxPageSize: 1 << 27, alignment: 256, maxBufferSize: 1 << 28 },
+ * );
+ * console.log(pools); // [{ kind: "sliced", pageSize: 1024, maxSliceSize: 1024 }]
+ * ```
+ *
+ * @param config The layout.
+ * @param props The device memory properties.
+ * @returns The pools in routing order, with effective sizes.
+ * @throws {PoolConfigError} When the layout is empty, has a zero size, a slice
+ * larger than its page, a cap smaller than a page, more than 65535 pages, 255
+ * or more pools, or a page larger than `maxBufferSize`.
+ */
+export function resolveMemoryConfiguration(
+  config: MemoryConfiguration,
+  props: MemoryProperties,
+): PoolConfig[] {
+  if (config === "subslices") return subSlicesPreset(props);
+  if (config === "exclusive-pages") return exclusivePagesPreset(props);
+  if (config === null || typeof config !== "object" || !Array.isArray(config.pools)) {
+    throw new PoolConfigError(
+      "preset-unavailable",
+      `memory configuration must be "subslices", "exclusive-pages" or { pools: [...] }, got ${JSON.stringify(config)}`,
+    );
+  }
+  const pools = config.pools;
+  if (pools.length === 0) throw new PoolConfigError("empty-pool-list", "memory configuration lists no pools");
+  if (pools.length >= 255) {
+    throw new PoolConfigError("too-many-pools", `at most 254 pools are allowed, got ${pools.length}`);
+  }
+  const a = props.alignment;
+  return pools.map((p, i): PoolConfig => {
+    const where = `pools[${i}] (${p?.kind})`;
+    const size = (field: string, v: number | undefined, allowZero = false): number | undefined => {
+      if (v === undefined) return undefined;
+      if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0 || (!allowZero && v === 0)) {
+        throw new PoolConfigError("zero-size", `${where}: ${field} must be a positive integer, got ${v}`);
+      }
+      return alignUp(v, a);
+    };
+    switch (p?.kind) {
+      case "exclusive":
+        return {
+          kind: "exclusive",
+          maxAllocSize: size("maxAllocSize", p.maxAllocSize, true) ?? 0,
+          ...(p.deallocPeriod === undefined ? {} : { deallocPeriod: p.deallocPeriod }),
+        };
+      case "direct":
+        return { kind: "direct", ...(p.reclaimAt === undefined ? {} : { reclaimAt: size("reclaimAt", p.reclaimAt) }) };
+      case "sliced": {
+        const pageSize = size("pageSize", p.pageSize) ?? 0;
+        if (pageSize === 0) throw new PoolConfigError("zero-size", `${where}: pageSize is required`);
+        if (pageSize > props.maxBufferSize) {
+          throw new PoolConfigError(
+            "page-too-large",
+            `${where}: pageSize ${pageSize} B is above the device's maxBufferSize ${props.maxBufferSize} B`,
+          );
+        }
+        const maxSliceSize = size("maxSliceSize", p.maxSliceSize) ?? pageSize;
+        if (maxSliceSize > pageSize) {
+          throw new PoolConfigError(
+            "slice-larger-than-page",
+            `${where}: maxSliceSize ${maxSliceSize} B is larger than pageSize ${pageSize} B`,
+          );
+        }
+        const maxPoolSize = size("maxPoolSize", p.maxPoolSize);
+        if (maxPoolSize !== undefined && maxPoolSize < pageSize) {
+          throw new PoolConfigError(
+            "cap-smaller-than-page",
+            `${where}: maxPoolSize ${maxPoolSize} B is smaller than one page (${pageSize} B)`,
+          );
+        }
+        if (maxPoolSize !== undefined && Math.floor(maxPoolSize / pageSize) > 65535) {
+          throw new PoolConfigError(
+            "too-many-pages",
+            `${where}: maxPoolSize / pageSize = ${Math.floor(maxPoolSize / pageSize)} pages, above 65535`,
+          );
+        }
+        return {
+          kind: "sliced",
+          pageSize,
+          maxSliceSize,
+          ...(maxPoolSize === undefined ? {} : { maxPoolSize }),
+        };
+      }
+      default:
+        throw new PoolConfigError(
+          "preset-unavailable",
+          `${where}: kind must be "exclusive", "sliced" or "direct"`,
+        );
+    }
+  });
+}

@@ -1,0 +1,339 @@
+/**
+ * Routes reservations to pools and owns one stream's memory (CubeCL's
+ * `MemoryManagement`).
+ *
+ * Routing (deterministic; tests depend on it):
+ * 1. Count the reservation and run the periodic cleanup (not while capturing).
+ * 2. In persistent mode (or `size-match` with that size already present), reuse
+ *    or allocate an exact-size slice in the persistent pool.
+ * 3. Otherwise walk the dynamic pools in order. The first pool that accepts
+ *    the size reuses a free slice or grows. A capped pool that is full spills
+ *    to the next accepting pool; other errors are raised at once.
+ * 4. No pool accepted: `IoError` `buffer-too-big`, or the remembered capacity error.
+ *
+ * @module
+ */
+
+import { InstallMemoryPoolsError, IoError } from "../errors.ts";
+import { DirectPool } from "./direct_pool.ts";
+import { ExclusivePool } from "./exclusive_pool.ts";
+import type { ManagedMemory, Slice } from "./managed_memory.ts";
+import type { PersistentMemoryPolicy, PoolConfig } from "./memory_config.ts";
+import type { MemoryPool } from "./memory_pool.ts";
+import { combineUsage, type MemoryReport, type MemoryUsage } from "./memory_usage.ts";
+import { PersistentPool } from "./persistent_pool.ts";
+import { SlicedPool } from "./sliced_pool.ts";
+import type { ComputeStorage } from "./storage.ts";
+
+/** Where new allocations go: the dynamic pools, or the persistent pool. */
+export type MemoryAllocationMode = "auto" | "persistent";
+
+/** Options of a memory manager. */
+export interface MemoryManagerOptions {
+  /** Resolved pools in routing order. */
+  pools: PoolConfig[];
+  /** How persistent mode is honoured. @default "enabled" */
+  persistentMemory?: PersistentMemoryPolicy;
+  /** Prefix of GPU labels, e.g. `"stream 0 main"`. */
+  label: string;
+  /** Receives memory log lines (capacity spills); omitted means silent. */
+  log?: (message: string) => void;
+}
+
+/** Builds the pool objects of a layout. */
+function buildPools(storage: ComputeStorage, pools: PoolConfig[], label: string): MemoryPool[] {
+  return pools.map((p, i) => {
+    const l = `${label} pool ${i} ${p.kind}`;
+    switch (p.kind) {
+      case "sliced":
+        return new SlicedPool(storage, {
+          pageSize: p.pageSize,
+          maxSliceSize: p.maxSliceSize ?? p.pageSize,
+          ...(p.maxPoolSize === undefined ? {} : { maxPoolSize: p.maxPoolSize }),
+        }, l);
+      case "exclusive":
+        return new ExclusivePool(storage, p, l);
+      case "direct":
+        return new DirectPool(storage, p, l);
+    }
+  });
+}
+
+interface CaptureMemory {
+  restoreDepth: number;
+  touched: Set<Slice>;
+  primed: ManagedMemory[] | null;
+}
+
+/** One stream's pools, allocation mode and capture bookkeeping. */
+export class MemoryManager {
+  #storage: ComputeStorage;
+  #pools: MemoryPool[];
+  #persistent: PersistentPool;
+  #policy: PersistentMemoryPolicy;
+  #label: string;
+  #log: ((message: string) => void) | undefined;
+  #reservations = 0;
+  #depth = 0;
+  #warned = new Set<MemoryPool>();
+  #capture: CaptureMemory | null = null;
+
+  /**
+   * Creates the instance.
+   *
+   * @param storage Where device buffers come from.
+   * @param options Pools, persistence policy and labels.
+   */
+  constructor(storage: ComputeStorage, options: MemoryManagerOptions) {
+    this.#storage = storage;
+    this.#label = options.label;
+    this.#log = options.log;
+    this.#policy = options.persistentMemory ?? "enabled";
+    this.#pools = buildPools(storage, options.pools, options.label);
+    this.#persistent = new PersistentPool(storage, `${options.label} persistent`);
+  }
+
+  /** The storage behind the pools. */
+  get storage(): ComputeStorage {
+    return this.#storage;
+  }
+
+  /** The effective allocation mode. */
+  get mode(): MemoryAllocationMode {
+    return this.#persistentMode() ? "persistent" : "auto";
+  }
+
+  /** True while a graph prepare/capture window is armed. */
+  get capturing(): boolean {
+    return this.#capture !== null;
+  }
+
+  #persistentMode(): boolean {
+    return this.#policy === "enforced" || this.#depth > 0 || this.#capture !== null;
+  }
+
+  /**
+   * Reserves `size` bytes and returns a descriptor holding one caller
+   * reference besides the pool's.
+   *
+   * @param size Requested bytes.
+   * @param lazy Mint pages without device memory (dry run).
+   * @returns The reserved descriptor.
+   * @throws {IoError} `buffer-too-big`, `pool-capacity-exceeded` or `out-of-memory`.
+   */
+  reserve(size: number, lazy = false): ManagedMemory {
+    this.#reservations++;
+    if (this.#capture === null) this.#cleanup(false);
+    const persistent = this.#persistentMode();
+    if (persistent || this.#policy === "size-match") {
+      let d = this.#persistent.tryReserve(size);
+      if (d === null && (persistent || this.#persistent.hasSize(size))) {
+        d = this.#persistent.alloc(size, lazy);
+      }
+      if (d !== null) return this.#touch(d);
+    }
+    let capacityError: IoError | null = null;
+    for (const pool of this.#pools) {
+      if (!pool.accept(size)) continue;
+      const reused = pool.tryReserve(size);
+      if (reused !== null) return reused;
+      try {
+        return pool.alloc(size, lazy);
+      } catch (e) {
+        if (e instanceof IoError && e.kind === "pool-capacity-exceeded") {
+          if (!this.#warned.has(pool)) {
+            this.#warned.add(pool);
+            this.#log?.(`${e.message}; spilling to the next pool`);
+          }
+          capacityError ??= e;
+          continue;
+        }
+        throw capacityError ?? e;
+      }
+    }
+    throw capacityError ?? new IoError(
+      "buffer-too-big",
+      `${this.#label}: no memory pool accepts ${size} B; the largest pool serves ${this.#largestAccepted()} B (raise maxStorageBufferBindingSize or install a larger pool)`,
+      { size },
+    );
+  }
+
+  #largestAccepted(): number {
+    let max = 0;
+    for (const p of this.#pools) {
+      const s = p.shape;
+      if (s.type === "sliced") max = Math.max(max, s.pageSize);
+      else if (s.type === "exclusive") max = Math.max(max, s.maxAllocSize);
+      else return Infinity;
+    }
+    return max;
+  }
+
+  #touch(desc: ManagedMemory): ManagedMemory {
+    const cap = this.#capture;
+    if (cap !== null) {
+      cap.touched.add(desc.slice!);
+      if (cap.primed !== null) {
+        desc.retain();
+        cap.primed.push(desc);
+      }
+    }
+    return desc;
+  }
+
+  /**
+   * Moves a reserved slice to the user's descriptor: the user descriptor
+   * gains the pool's share, and the reserved descriptor becomes stale.
+   *
+   * @param reserved A descriptor returned by `reserve` (its caller share is consumed).
+   * @param user The user's uninitialised descriptor.
+   */
+  bind(reserved: ManagedMemory, user: ManagedMemory): void {
+    const slice = reserved.slice!;
+    slice.owner = user;
+    user.slice = slice;
+    user.refs++;
+    user.handles++;
+    reserved.slice = null;
+    reserved.refs -= 2;
+    reserved.handles -= 2;
+    const primed = this.#capture?.primed;
+    if (primed) {
+      const i = primed.indexOf(reserved);
+      if (i >= 0) {
+        primed[i] = user;
+        user.retain();
+      }
+    }
+  }
+
+  /**
+   * Returns the slice a descriptor owns, giving a lazy page its memory.
+   *
+   * @param desc The descriptor.
+   * @returns Its slice.
+   * @throws {IoError} `not-found` when the descriptor was never initialised or
+   * its location now belongs to another allocation.
+   */
+  resolve(desc: ManagedMemory): Slice {
+    const slice = desc.slice;
+    if (slice === null || slice.owner !== desc) {
+      throw new IoError(
+        "not-found",
+        slice === null
+          ? `${this.#label}: memory ${desc.id} was never initialized or was superseded`
+          : `${this.#label}: memory ${desc.id} points to a different allocation`,
+      );
+    }
+    if (slice.page.storage.resource === null) this.#storage.materialize(slice.page.storage);
+    return slice;
+  }
+
+  /**
+   * Switches the allocation mode. Persistent windows nest: each `persistent`
+   * opens one, each `auto` closes one. Ignored under the `disabled` and
+   * `enforced` policies; deferred while a capture is armed.
+   *
+   * @param mode The mode to enter.
+   */
+  setMode(mode: MemoryAllocationMode): void {
+    if (this.#policy === "disabled" || this.#policy === "enforced") return;
+    if (this.#capture !== null) {
+      const c = this.#capture;
+      c.restoreDepth = mode === "persistent" ? c.restoreDepth + 1 : Math.max(0, c.restoreDepth - 1);
+      return;
+    }
+    this.#depth = mode === "persistent" ? this.#depth + 1 : Math.max(0, this.#depth - 1);
+  }
+
+  /** Usage of the dynamic pools and the persistent pool together. */
+  usage(): MemoryUsage {
+    return combineUsage(...this.#pools.map((p) => p.usage()), this.#persistent.usage());
+  }
+
+  /** Per-pool report in routing order, then the persistent pool. */
+  report(): MemoryReport {
+    return { dynamic: this.#pools.map((p) => p.report()), persistent: this.#persistent.report() };
+  }
+
+  /**
+   * Frees what can be freed; a no-op while a capture is armed.
+   *
+   * @param explicit True for a user cleanup (frees every free page).
+   */
+  cleanup(explicit: boolean): void {
+    if (this.#capture !== null) return;
+    this.#cleanup(explicit);
+  }
+
+  #cleanup(explicit: boolean): void {
+    this.#persistent.cleanup(this.#reservations, explicit);
+    for (const p of this.#pools) p.cleanup(this.#reservations, explicit);
+    if (explicit) this.#storage.flush();
+  }
+
+  /**
+   * Rebuilds the dynamic pools with a new layout, only when nothing is live in
+   * them. The persistent pool is never touched.
+   *
+   * @param pools Resolved pools in routing order.
+   * @throws {InstallMemoryPoolsError} `pools-in-use` with the live byte count.
+   */
+  installPools(pools: PoolConfig[]): void {
+    this.cleanup(true);
+    let inUse = 0;
+    for (const p of this.#pools) inUse += p.usage().bytesInUse;
+    if (inUse > 0) {
+      throw new InstallMemoryPoolsError(
+        "pools-in-use",
+        `${this.#label}: cannot install new pools while ${inUse} B are live in the current ones; release them and retry`,
+        inUse,
+      );
+    }
+    this.#pools = buildPools(this.#storage, pools, this.#label);
+    this.#warned.clear();
+  }
+
+  /** Arms a capture: every reservation goes to the persistent pool and is remembered. */
+  captureBegin(): void {
+    if (this.#capture !== null) return;
+    this.#capture = { restoreDepth: this.#depth, touched: new Set(), primed: [] };
+  }
+
+  /** Ends priming: the warm-up's retained slices become free for the recorded run. */
+  capturePrimingEnd(): void {
+    const c = this.#capture;
+    if (c === null || c.primed === null) return;
+    for (const d of c.primed) d.drop();
+    c.primed = null;
+  }
+
+  /**
+   * Disarms the capture and returns a retained reference to every slice
+   * reserved inside the window; the graph holds them until it is destroyed.
+   *
+   * @returns Descriptors, each with one extra reference the caller must drop.
+   */
+  captureEnd(): ManagedMemory[] {
+    const c = this.#capture;
+    if (c === null) return [];
+    this.capturePrimingEnd();
+    this.#capture = null;
+    this.#depth = c.restoreDepth;
+    const retained: ManagedMemory[] = [];
+    for (const s of c.touched) {
+      s.owner.retain();
+      retained.push(s.owner);
+    }
+    return retained;
+  }
+
+  /** Disarms a capture without retaining anything. */
+  captureAbort(): void {
+    this.capturePrimingEnd();
+    const c = this.#capture;
+    if (c === null) return;
+    this.#capture = null;
+    this.#depth = c.restoreDepth;
+  }
+}
