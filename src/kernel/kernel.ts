@@ -1,0 +1,215 @@
+/**
+ * Kernels: WGSL source plus what the runtime needs to launch it.
+ *
+ * Binding convention: the buffers of a launch bind at `@group(0) @binding(i)`
+ * in argument order and must be declared `var<storage, read_write>` (sliced
+ * pools put many allocations in one `GPUBuffer`, and WebGPU forbids binding one
+ * buffer both read-only and writable in one dispatch). Optional info words
+ * (scalars, shapes) bind last, at `@binding(buffers.length)`, declared
+ * `var<storage, read>`, e.g. `array<u32>` or a struct of 32-bit fields.
+ *
+ * @module
+ */
+
+import { stableHash } from "../_util/hash.ts";
+
+/** Options of {@linkcode defineKernel}. */
+export interface KernelOptions {
+  /** Debug name, quoted in errors, logs and profiles. */
+  name: string;
+  /** The WGSL module source. */
+  wgsl: string;
+  /** Entry point of the compute shader. @default "main" */
+  entryPoint?: string;
+  /** Values of pipeline-overridable constants (`override` declarations). */
+  constants?: Record<string, number>;
+}
+
+/** Facts read from the WGSL source, used to validate launches before WebGPU sees them. */
+export interface KernelLayout {
+  /** `@workgroup_size` of the entry point, when it is made of literals or known constants. */
+  workgroupSize: readonly [number, number, number] | null;
+  /** Number of `@group(0)` bindings declared, when they could be read. */
+  bindings: number | null;
+  /** Bytes of `var<workgroup>` memory, when every declaration could be sized. */
+  sharedMemoryBytes: number | null;
+}
+
+/**
+ * A compute kernel. Create it once with {@linkcode defineKernel} and launch it
+ * any number of times; its pipelines are compiled on first launch and cached by
+ * `id`.
+ */
+export class Kernel {
+  /** Debug name. */
+  readonly name: string;
+  /** WGSL source. */
+  readonly wgsl: string;
+  /** Entry point. */
+  readonly entryPoint: string;
+  /** Pipeline-overridable constants. */
+  readonly constants: Readonly<Record<string, number>>;
+  /**
+   * Stable id: the name plus a hash of the source, entry point and constants.
+   * Identical across runs and processes, so it can key persistent caches.
+   */
+  readonly id: string;
+  /** What could be read from the source. */
+  readonly layout: KernelLayout;
+
+  /**
+   * Creates the instance.
+   *
+   * @param options Validated options (use {@linkcode defineKernel}).
+   */
+  constructor(options: Required<KernelOptions>) {
+    this.name = options.name;
+    this.wgsl = options.wgsl;
+    this.entryPoint = options.entryPoint;
+    this.constants = Object.freeze({ ...options.constants });
+    const consts = Object.keys(this.constants).sort().map((k) => `${k}=${this.constants[k]}`);
+    this.id = `${this.name}-${stableHash(`${this.wgsl}\0${this.entryPoint}\0${consts.join(",")}`)}`;
+    this.layout = readLayout(this.wgsl, this.entryPoint, this.constants);
+  }
+}
+
+/**
+ * Defines a kernel from WGSL source.
+ *
+ * @example Define and launch an elementwise add
+ * ```ts ignore
+ * import { createClient, defineKernel } from "@denogpu/runtime";
+ *
+ * const add = defineKernel({
+ *   name: "add",
+ *   wgsl: `
+ *     @group(0) @binding(0) var<storage, read_write> a: array<f32>;
+ *     @group(0) @binding(1) var<storage, read_write> b: array<f32>;
+ *     @group(0) @binding(2) var<storage, read_write> out: array<f32>;
+ *     @group(0) @binding(3) var<storage, read> n: u32;
+ *     @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+ *       if (g.x < n) { out[g.x] = a[g.x] + b[g.x]; }
+ *     }`,
+ * });
+ * const client = await createClient();
+ * const a = client.create(new Float32Array([1, 2, 3]));
+ * const b = client.create(new Float32Array([4, 5, 6]));
+ * const out = client.empty(12);
+ * client.launch(add, [1, 1, 1], [a, b, out], new Uint32Array([3]));
+ * console.log(new Float32Array((await client.read(out)).buffer)); // [5, 7, 9]
+ * ```
+ *
+ * @param options Name, WGSL source, entry point and constants.
+ * @returns The kernel.
+ * @throws {TypeError} When the name or source is not a non-empty string, the
+ * entry point is not declared in the source, or a constant is not a finite number.
+ */
+export function defineKernel(options: KernelOptions): Kernel {
+  if (options === null || typeof options !== "object") {
+    throw new TypeError("defineKernel: options must be an object { name, wgsl, entryPoint?, constants? }");
+  }
+  const { name, wgsl } = options;
+  if (typeof name !== "string" || name.length === 0) {
+    throw new TypeError(`defineKernel: name must be a non-empty string, got ${JSON.stringify(name)}`);
+  }
+  if (typeof wgsl !== "string" || wgsl.trim().length === 0) {
+    throw new TypeError(`defineKernel("${name}"): wgsl must be a non-empty string of WGSL source`);
+  }
+  const entryPoint = options.entryPoint ?? "main";
+  if (typeof entryPoint !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(entryPoint)) {
+    throw new TypeError(
+      `defineKernel("${name}"): entryPoint must be a WGSL identifier, got ${JSON.stringify(entryPoint)}`,
+    );
+  }
+  const constants = options.constants ?? {};
+  if (constants === null || typeof constants !== "object") {
+    throw new TypeError(`defineKernel("${name}"): constants must be an object of numbers`);
+  }
+  for (const [k, v] of Object.entries(constants)) {
+    if (typeof v !== "number" || !Number.isFinite(v)) {
+      throw new TypeError(`defineKernel("${name}"): constant "${k}" must be a finite number, got ${String(v)}`);
+    }
+  }
+  return new Kernel({ name, wgsl, entryPoint, constants });
+}
+
+const SCALAR_BYTES: Record<string, number> = { f32: 4, i32: 4, u32: 4, f16: 2, bool: 4 };
+
+/** Bytes of a WGSL type made of scalars, vectors and fixed arrays, or null. */
+function typeBytes(type: string, constants: Readonly<Record<string, number>>): number | null {
+  const t = type.replace(/\s+/g, "");
+  if (t in SCALAR_BYTES) return SCALAR_BYTES[t]!;
+  const vec = /^vec([234])(?:<(\w+)>|([fiuh]))$/.exec(t);
+  if (vec) {
+    const n = Number(vec[1]);
+    const elem = vec[2] ?? ({ f: "f32", i: "i32", u: "u32", h: "f16" } as Record<string, string>)[vec[3]!]!;
+    const e = SCALAR_BYTES[elem];
+    return e === undefined ? null : (n === 3 ? 4 : n) * e;
+  }
+  const mat = /^mat([234])x([234])(?:<(\w+)>|([fh]))$/.exec(t);
+  if (mat) {
+    const cols = Number(mat[1]);
+    const rows = Number(mat[2]);
+    const e = (mat[3] ?? (mat[4] === "h" ? "f16" : "f32")) === "f16" ? 2 : 4;
+    return cols * (rows === 3 ? 4 : rows) * e;
+  }
+  const arr = /^array<(.+),(?:(\d+)[ui]?|([A-Za-z_]\w*))>$/.exec(t);
+  if (arr) {
+    const inner = typeBytes(arr[1]!, constants);
+    const count = arr[2] !== undefined ? Number(arr[2]) : constants[arr[3]!];
+    return inner === null || count === undefined ? null : inner * count;
+  }
+  return null;
+}
+
+function stripComments(src: string): string {
+  return src.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/\/\/[^\n]*/g, " ");
+}
+
+/** Reads workgroup size, binding count and shared memory from WGSL source. */
+function readLayout(
+  wgsl: string,
+  entryPoint: string,
+  constants: Readonly<Record<string, number>>,
+): KernelLayout {
+  const src = stripComments(wgsl);
+  const known: Record<string, number> = { ...constants };
+  for (const m of src.matchAll(/\b(?:const|override)\s+(\w+)\s*(?::\s*\w+\s*)?=\s*(\d+)[ui]?\s*;/g)) {
+    if (!(m[1]! in known)) known[m[1]!] = Number(m[2]);
+  }
+  let workgroupSize: [number, number, number] | null = null;
+  for (const m of src.matchAll(/((?:@\w+\s*(?:\([^)]*\))?\s*)+)fn\s+(\w+)/g)) {
+    if (m[2] !== entryPoint) continue;
+    const ws = /@workgroup_size\s*\(([^)]*)\)/.exec(m[1]!);
+    if (!ws) break;
+    const dims = ws[1]!.split(",").map((s) => s.trim()).filter((s) => s.length > 0).map((s) => {
+      const lit = /^(\d+)[ui]?$/.exec(s);
+      return lit ? Number(lit[1]) : known[s];
+    });
+    if (dims.every((d) => d !== undefined)) {
+      workgroupSize = [dims[0]!, dims[1] ?? 1, dims[2] ?? 1];
+    }
+    break;
+  }
+  const bindingIndices = new Set<number>();
+  for (
+    const m of src.matchAll(
+      /@(group|binding)\s*\(\s*(\d+)\s*\)\s*@(group|binding)\s*\(\s*(\d+)\s*\)\s*var/g,
+    )
+  ) {
+    const group = m[1] === "group" ? m[2] : m[4];
+    const binding = m[1] === "binding" ? m[2] : m[4];
+    if (group === "0") bindingIndices.add(Number(binding));
+  }
+  const bindings = bindingIndices.size === 0 ? null : Math.max(...bindingIndices) + 1;
+  let shared: number | null = 0;
+  for (const m of src.matchAll(/var\s*<\s*workgroup\s*>\s*\w+\s*:\s*([^;=]+)/g)) {
+    const bytes = typeBytes(m[1]!, known);
+    if (bytes === null) {
+      shared = null;
+      break;
+    }
+    shared += Math.ceil(bytes / 4) * 4;
+  }
+  return { workgroupSize, bindings, sharedMemoryBytes: shared };
+}

@@ -1,0 +1,214 @@
+/**
+ * Compiled pipelines per kernel, keyed by the kernel's stable id and the shape
+ * of its bind group (number of buffers, info words or not).
+ *
+ * Compilation runs inside a validation error scope. Deno resolves
+ * `popErrorScope` on the next microtask, so a fresh entry is `pending` until
+ * then; the stream keeps the dispatches of pending entries in their own command
+ * buffers, so a kernel that fails to compile cannot take valid work down with
+ * it. Failed entries are dropped from the cache: every later launch of the same
+ * broken kernel compiles, and fails, again.
+ *
+ * @module
+ */
+
+import { CompilationError, ResourceLimitError, type ServerError } from "../errors.ts";
+import type { Kernel } from "./kernel.ts";
+
+/** Validation state of a compiled pipeline. */
+export type PipelineState = "pending" | "valid" | "failed";
+
+/** One compiled pipeline. */
+export interface PipelineEntry {
+  /** The kernel. */
+  readonly kernel: Kernel;
+  /** The compute pipeline (invalid when `state` is `failed`). */
+  readonly pipeline: GPUComputePipeline;
+  /** Its bind group layout. */
+  readonly layout: GPUBindGroupLayout;
+  /** Small integer naming the layout, used in bind group cache keys. */
+  readonly layoutId: number;
+  /** Storage buffers bound before the info binding. */
+  readonly buffers: number;
+  /** True when the last binding holds info words. */
+  readonly info: boolean;
+  /** Validation state. */
+  state: PipelineState;
+  /** The failure, once known. */
+  error: ServerError | null;
+  /** Settles when the state is known. */
+  readonly checked: Promise<void>;
+}
+
+/** Device limits the compile path checks. */
+export interface KernelLimits {
+  /** `maxComputeWorkgroupSizeX/Y/Z`. */
+  maxCubeDim: readonly [number, number, number];
+  /** `maxComputeInvocationsPerWorkgroup`. */
+  maxUnitsPerCube: number;
+  /** `maxComputeWorkgroupStorageSize`. */
+  maxSharedMemory: number;
+  /** `maxStorageBuffersPerShaderStage`. */
+  maxStorageBuffers: number;
+}
+
+/** Pipelines and bind group layouts of one device. */
+export class PipelineCache {
+  #device: GPUDevice;
+  #limits: KernelLimits;
+  #entries = new Map<string, (PipelineEntry | undefined)[]>();
+  #modules = new Map<string, GPUShaderModule>();
+  #layouts: { bgl: GPUBindGroupLayout; pl: GPUPipelineLayout }[] = [];
+  #compiled = 0;
+
+  /**
+   * Creates the instance.
+   *
+   * @param device The device.
+   * @param limits The limits checked before compiling.
+   */
+  constructor(device: GPUDevice, limits: KernelLimits) {
+    this.#device = device;
+    this.#limits = limits;
+  }
+
+  /** Number of pipelines compiled so far (failed ones included). */
+  get compiled(): number {
+    return this.#compiled;
+  }
+
+  /**
+   * Returns the cached entry, compiling it on a miss.
+   *
+   * @param kernel The kernel.
+   * @param buffers Storage buffers bound.
+   * @param info Whether an info binding follows them.
+   * @returns The entry (possibly `pending`).
+   * @throws {ResourceLimitError} When the kernel's workgroup size, shared memory
+   * or binding count exceeds a device limit; nothing is compiled or cached.
+   */
+  get(kernel: Kernel, buffers: number, info: boolean): PipelineEntry {
+    const slot = buffers * 2 + (info ? 1 : 0);
+    const list = this.#entries.get(kernel.id);
+    const hit = list?.[slot];
+    if (hit !== undefined) return hit;
+    return this.#compile(kernel, buffers, info, slot);
+  }
+
+  #checkLimits(kernel: Kernel, buffers: number, info: boolean): void {
+    const l = this.#limits;
+    const ws = kernel.layout.workgroupSize;
+    if (ws !== null) {
+      if (ws[0] > l.maxCubeDim[0] || ws[1] > l.maxCubeDim[1] || ws[2] > l.maxCubeDim[2]) {
+        throw new ResourceLimitError("cube-dim", kernel.name, ws, l.maxCubeDim, "maxComputeWorkgroupSize{X,Y,Z}");
+      }
+      const units = ws[0] * ws[1] * ws[2];
+      if (units > l.maxUnitsPerCube) {
+        throw new ResourceLimitError(
+          "units",
+          kernel.name,
+          [units],
+          [l.maxUnitsPerCube],
+          "maxComputeInvocationsPerWorkgroup",
+        );
+      }
+    }
+    const shared = kernel.layout.sharedMemoryBytes;
+    if (shared !== null && shared > l.maxSharedMemory) {
+      throw new ResourceLimitError(
+        "shared-memory",
+        kernel.name,
+        [shared],
+        [l.maxSharedMemory],
+        "maxComputeWorkgroupStorageSize",
+      );
+    }
+    const bound = buffers + (info ? 1 : 0);
+    if (bound > l.maxStorageBuffers) {
+      throw new ResourceLimitError(
+        "bindings",
+        kernel.name,
+        [bound],
+        [l.maxStorageBuffers],
+        "maxStorageBuffersPerShaderStage",
+      );
+    }
+  }
+
+  #layoutFor(buffers: number, info: boolean): number {
+    const id = buffers * 2 + (info ? 1 : 0);
+    if (this.#layouts[id] === undefined) {
+      const entries: GPUBindGroupLayoutEntry[] = [];
+      for (let i = 0; i < buffers; i++) {
+        entries.push({ binding: i, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } });
+      }
+      if (info) {
+        entries.push({
+          binding: buffers,
+          visibility: GPUShaderStage.COMPUTE,
+          buffer: { type: "read-only-storage", hasDynamicOffset: true },
+        });
+      }
+      const label = `layout ${buffers} buffers${info ? " + info" : ""}`;
+      const bgl = this.#device.createBindGroupLayout({ label, entries });
+      const pl = this.#device.createPipelineLayout({ label, bindGroupLayouts: [bgl] });
+      this.#layouts[id] = { bgl, pl };
+    }
+    return id;
+  }
+
+  #compile(kernel: Kernel, buffers: number, info: boolean, slot: number): PipelineEntry {
+    this.#checkLimits(kernel, buffers, info);
+    const device = this.#device;
+    const layoutId = this.#layoutFor(buffers, info);
+    const { bgl, pl } = this.#layouts[layoutId]!;
+    device.pushErrorScope("validation");
+    device.pushErrorScope("internal");
+    let module = this.#modules.get(kernel.id);
+    if (module === undefined) {
+      module = device.createShaderModule({ label: `kernel ${kernel.name}`, code: kernel.wgsl });
+      this.#modules.set(kernel.id, module);
+    }
+    const pipeline = device.createComputePipeline({
+      label: `kernel ${kernel.name} (${buffers} buffers${info ? " + info" : ""})`,
+      layout: pl,
+      compute: {
+        module,
+        entryPoint: kernel.entryPoint,
+        ...(Object.keys(kernel.constants).length ? { constants: { ...kernel.constants } } : {}),
+      },
+    });
+    this.#compiled++;
+    const internal = device.popErrorScope();
+    const validation = device.popErrorScope();
+    const entry: PipelineEntry = {
+      kernel,
+      pipeline,
+      layout: bgl,
+      layoutId,
+      buffers,
+      info,
+      state: "pending",
+      error: null,
+      checked: Promise.all([validation, internal]).then(([v, i]) => {
+        const err = v ?? i;
+        if (err === null) {
+          entry.state = "valid";
+          return;
+        }
+        entry.state = "failed";
+        entry.error = new CompilationError(kernel.name, err.message, { cause: err });
+        const list = this.#entries.get(kernel.id);
+        if (list?.[slot] === entry) list[slot] = undefined;
+        this.#modules.delete(kernel.id);
+      }, (cause) => {
+        entry.state = "failed";
+        entry.error = new CompilationError(kernel.name, String(cause), { cause });
+      }),
+    };
+    let list = this.#entries.get(kernel.id);
+    if (list === undefined) this.#entries.set(kernel.id, list = []);
+    list[slot] = entry;
+    return entry;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Contract under test: `defineKernel()` validates its options, derives a
+ * stable id, and reads workgroup size, binding count and shared memory from
+ * the WGSL source.
+ */
+
+import assert from "node:assert/strict";
+import { defineKernel } from "../../mod.ts";
+
+const SRC = `
+// a comment with @binding(9) that must be ignored
+struct Info { n: u32 }
+override WG: u32 = 64;
+const TILE = 16u;
+var<workgroup> tile: array<f32, 256>;
+var<workgroup> other: array<vec4<f32>, TILE>;
+var<workgroup> third: array<u32, 16u>;
+@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+@binding(1) @group(0) var<storage, read_write> b: array<f32>;
+@group(0) @binding(2) var<storage, read> info: Info;
+@compute @workgroup_size(WG, 2) fn run(@builtin(global_invocation_id) g: vec3u) {}
+@compute @workgroup_size(8) fn other_entry() {}
+`;
+
+Deno.test("defineKernel() reads the workgroup size, bindings and shared memory of its entry point", () => {
+  const k = defineKernel({ name: "k", wgsl: SRC, entryPoint: "run" });
+  assert.deepEqual(k.layout.workgroupSize, [64, 2, 1]);
+  assert.equal(k.layout.bindings, 3);
+  assert.equal(k.layout.sharedMemoryBytes, 256 * 4 + 16 * 16 + 16 * 4);
+  const k2 = defineKernel({ name: "k", wgsl: SRC, entryPoint: "other_entry" });
+  assert.deepEqual(k2.layout.workgroupSize, [8, 1, 1]);
+  const k3 = defineKernel({ name: "k", wgsl: SRC, entryPoint: "run", constants: { WG: 128 } });
+  assert.deepEqual(k3.layout.workgroupSize, [128, 2, 1]);
+});
+
+Deno.test("defineKernel() gives identical sources identical ids, and any change a new id", () => {
+  const a = defineKernel({ name: "k", wgsl: SRC, entryPoint: "run" });
+  const b = defineKernel({ name: "k", wgsl: SRC, entryPoint: "run" });
+  assert.equal(a.id, b.id);
+  assert.match(a.id, /^k-[0-9a-f]{16}$/);
+  const ids = new Set([
+    a.id,
+    defineKernel({ name: "k", wgsl: SRC + " ", entryPoint: "run" }).id,
+    defineKernel({ name: "k", wgsl: SRC, entryPoint: "other_entry" }).id,
+    defineKernel({ name: "k", wgsl: SRC, entryPoint: "run", constants: { WG: 1 } }).id,
+    defineKernel({ name: "k", wgsl: SRC, entryPoint: "run", constants: { WG: 2 } }).id,
+    defineKernel({ name: "j", wgsl: SRC, entryPoint: "run" }).id,
+  ]);
+  assert.equal(ids.size, 6);
+});
+
+Deno.test("defineKernel() rejects bad options with a TypeError naming the field", () => {
+  assert.throws(() => defineKernel({ name: "", wgsl: SRC }), /name must be a non-empty string/);
+  assert.throws(() => defineKernel({ name: "x", wgsl: "  " }), /wgsl must be a non-empty string/);
+  assert.throws(() => defineKernel({ name: "x", wgsl: SRC, entryPoint: "1bad" }), /entryPoint/);
+  assert.throws(() => defineKernel({ name: "x", wgsl: SRC, constants: { WG: NaN } }), /constant "WG"/);
+  assert.throws(() => defineKernel(null as never), /options must be an object/);
+});
+
+Deno.test("a source whose layout cannot be read leaves those facts unknown", () => {
+  const k = defineKernel({
+    name: "dyn",
+    wgsl: "var<workgroup> s: array<MyStruct, 4>; @compute @workgroup_size(f(2)) fn main() {}",
+  });
+  assert.equal(k.layout.workgroupSize, null);
+  assert.equal(k.layout.bindings, null);
+  assert.equal(k.layout.sharedMemoryBytes, null);
+});
