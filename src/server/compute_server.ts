@@ -1,0 +1,300 @@
+/**
+ * The `ComputeServer` contract: CubeCL's trait, camelCased, for one device.
+ *
+ * A server owns all GPU state of a device. Work is organised in streams
+ * (`StreamId`), each with its own encoder, memory and error queue; every stream
+ * submits to the device's one queue.
+ *
+ * Ordering and cost rules every implementation keeps:
+ * - `launch`, `write` and `replay` only enqueue. They never throw for
+ *   device-side failures: those are queued on the stream and raised, all at
+ *   once, by the next draining call (`flush`, `sync`, `read`, `startProfile`,
+ *   `endProfile`, `beginCapture`, `endCapture`) as a `ServerUnhealthyError`.
+ *   Draining empties the queue.
+ * - Argument errors (unknown stream, stale handle, bad strides in `read`)
+ *   throw or reject at once.
+ * - A read reflects every write and launch queued before it on the calling
+ *   stream and on the streams owning the memory read.
+ * - `read` and `sync` cost one device completion wait each (on Deno at least
+ *   10 ms); reads requested in the same tick share one wait.
+ *
+ * @module
+ */
+
+import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
+import type { Kernel } from "../kernel/kernel.ts";
+import type { ServerLogger } from "../logger.ts";
+import type { ManagedMemory } from "../memory/managed_memory.ts";
+import type { MemoryConfiguration } from "../memory/memory_config.ts";
+import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
+import type { MemoryReport, MemoryUsage } from "../memory/memory_usage.ts";
+import type {
+  BufferBinding,
+  CopyDescriptor,
+  CubeCount,
+  DeviceId,
+  DeviceProperties,
+  ElemType,
+  KernelArguments,
+  LaunchMode,
+  ManagedResource,
+  ProfileDuration,
+  ReduceOperation,
+} from "./types.ts";
+
+/** What the server shares with clients without a round trip (CubeCL's `ServerUtilities`). */
+export interface ServerUtilities {
+  /** Device properties. */
+  readonly properties: DeviceProperties;
+  /** The server's logger. */
+  readonly logger: ServerLogger;
+}
+
+/**
+ * Collectives between devices (CubeCL's `ServerCommunication`).
+ * Not available yet: every method throws `UnsupportedError`.
+ */
+export interface ServerCommunication {
+  /**
+   * Creates the communicator of a sorted device set.
+   *
+   * @param devices The participants.
+   */
+  commInit(devices: readonly DeviceId[]): void;
+  /**
+   * Reduces `src` across devices into `dst`.
+   *
+   * @param src Source memory.
+   * @param dst Destination memory (may be `src`).
+   * @param dtype Element type.
+   * @param stream Stream to order it on.
+   * @param op `sum` or `mean`.
+   * @param devices The participants.
+   */
+  allReduce(
+    src: BufferBinding,
+    dst: BufferBinding,
+    dtype: ElemType,
+    stream: StreamId,
+    op: ReduceOperation,
+    devices: readonly DeviceId[],
+  ): void;
+  /**
+   * Sends memory to a peer device.
+   *
+   * @param descriptor What to send.
+   * @param dtype Element type.
+   * @param stream Stream to order it on.
+   * @param dst The receiving device.
+   */
+  send(descriptor: CopyDescriptor, dtype: ElemType, stream: StreamId, dst: DeviceId): void;
+  /**
+   * Receives memory from a peer device into fresh memory.
+   *
+   * @param memory An uninitialised descriptor to bind.
+   * @param dtype Element type.
+   * @param stream Stream to order it on.
+   * @param src The sending device.
+   */
+  recv(memory: ManagedMemory, dtype: ElemType, stream: StreamId, src: DeviceId): void;
+  /**
+   * Makes later compute work wait for queued collectives.
+   *
+   * @param stream The compute stream.
+   */
+  syncCollective(stream: StreamId): void;
+}
+
+/** Lifecycle of a per-device service (CubeCL's `DeviceService`). */
+export interface DeviceService {
+  /** Identity of the device. */
+  readonly deviceId: DeviceId;
+  /**
+   * Shared utilities.
+   *
+   * @returns The utilities.
+   */
+  utilities(): ServerUtilities;
+  /**
+   * `downstream` for kernel execution services.
+   *
+   * @returns The service stage.
+   */
+  stage(): "downstream" | "upstream";
+}
+
+/** The compute server of one device. */
+export interface ComputeServer extends ServerCommunication, DeviceService {
+  /**
+   * Reserves `size` bytes on `stream` and binds them to `memory`
+   * (synchronous bookkeeping; may create a device buffer).
+   *
+   * @param memory A fresh, uninitialised descriptor.
+   * @param size Bytes to reserve.
+   * @param stream The stream whose pools serve it.
+   * @throws {IoError} `buffer-too-big`, `pool-capacity-exceeded`.
+   */
+  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void;
+  /**
+   * The server's logger.
+   *
+   * @returns The server's logger.
+   */
+  logger(): ServerLogger;
+  /**
+   * Reads memory back to the host.
+   *
+   * @param descriptors What to read; contiguous strides only.
+   * @param stream The calling stream.
+   * @returns Exactly `product(shape) × elemSize` bytes per descriptor.
+   * Rejects with `IoError` (`unsupported-strides`, `not-found`) at once, and
+   * with `ServerUnhealthyError` when the stream's error queue held errors.
+   */
+  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array[]>;
+  /**
+   * Writes bytes into memory, ordered after everything queued before it on
+   * the calling stream and on any stream with queued work on that memory.
+   * Failures are queued on the memory's stream.
+   *
+   * @param writes Pairs of descriptor and bytes (exactly the descriptor's length).
+   * @param stream The calling stream.
+   */
+  write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void;
+  /**
+   * Submits the stream and waits until the device has run everything
+   * submitted, then drains errors.
+   *
+   * @param stream The stream.
+   * @returns Rejects with `ServerUnhealthyError` when errors were queued.
+   */
+  sync(stream: StreamId): Promise<void>;
+  /**
+   * The raw buffer range behind a binding, for interop. Submits the streams
+   * involved first.
+   *
+   * @param binding The memory.
+   * @param stream The calling stream.
+   * @returns The range; call `release()` when done.
+   * @throws {IoError} `not-found` for a stale binding.
+   */
+  getResource(binding: BufferBinding, stream: StreamId): ManagedResource;
+  /**
+   * Enqueues a kernel launch. Never throws for device-side failures (queued);
+   * throws at once for argument errors.
+   *
+   * @param kernel The kernel.
+   * @param count Workgroups to dispatch.
+   * @param args Buffers and info words.
+   * @param mode `execute`, or `skip` to compile and cache only.
+   * @param stream The launching stream.
+   */
+  launch(kernel: Kernel, count: CubeCount, args: KernelArguments, mode: LaunchMode, stream: StreamId): void;
+  /**
+   * Submits the stream's queued work and drains its errors, without waiting
+   * for the device. Await it to learn about failures.
+   *
+   * @param stream The stream.
+   * @returns Rejects with `ServerUnhealthyError` when errors were queued.
+   */
+  flush(stream: StreamId): Promise<void>;
+  /**
+   * Memory usage.
+   *
+   * @param stream The stream.
+   * @returns Usage of the stream's main pools (dynamic and persistent).
+   */
+  memoryUsage(stream: StreamId): MemoryUsage;
+  /**
+   * Per-pool memory report.
+   *
+   * @param stream The stream.
+   * @returns Per-pool report of the stream's main pools.
+   */
+  memoryReport(stream: StreamId): MemoryReport;
+  /**
+   * Frees what can be freed in the stream's pools (best effort).
+   *
+   * @param stream The stream.
+   */
+  memoryCleanup(stream: StreamId): void;
+  /**
+   * Opens a profile. Rejected while the stream records a graph.
+   *
+   * @param stream The stream.
+   * @returns A token for `endProfile`.
+   */
+  startProfile(stream: StreamId): Promise<ProfilingToken>;
+  /**
+   * Closes a profile.
+   *
+   * @param stream The stream.
+   * @param token A token from `startProfile`, ended once.
+   * @returns The duration; rejects with `ProfileError` (`not-registered`) for an
+   * unknown or already ended token.
+   */
+  endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration>;
+  /**
+   * Switches the allocation mode of the stream; persistent windows nest.
+   *
+   * @param mode `persistent` opens a window, `auto` closes one.
+   * @param stream The stream.
+   */
+  allocationMode(mode: MemoryAllocationMode, stream: StreamId): void;
+  /**
+   * Lends reusable host staging memory of the given sizes.
+   *
+   * @param sizes Bytes of each buffer.
+   * @param stream The stream.
+   * @returns Host buffers to fill and pass to `write`.
+   */
+  staging(sizes: readonly number[], stream: StreamId): Uint8Array[];
+  /**
+   * Arms graph capture: allocations go to the persistent pool and the warm-up
+   * that follows runs normally.
+   *
+   * @param stream The stream.
+   */
+  graphPrepare(stream: StreamId): void;
+  /**
+   * Starts recording: launches are recorded, not executed.
+   *
+   * @param stream The stream.
+   */
+  beginCapture(stream: StreamId): Promise<void>;
+  /**
+   * Stops recording and stores the graph.
+   *
+   * @param stream The stream.
+   * @returns The graph's id.
+   */
+  endCapture(stream: StreamId): Promise<GraphId>;
+  /**
+   * Re-encodes a recorded graph (queued; failures surface at the next drain).
+   *
+   * @param graph The graph.
+   * @param stream The stream it was captured on.
+   */
+  replay(graph: GraphId, stream: StreamId): void;
+  /**
+   * Destroys a graph; destroying twice is a no-op.
+   *
+   * @param graph The graph.
+   * @param stream The stream it was captured on.
+   */
+  graphDestroy(graph: GraphId, stream: StreamId): void;
+  /**
+   * Ids of the initialised stream slots.
+   *
+   * @returns The ids of the initialised stream slots.
+   */
+  streamIds(): StreamId[];
+  /**
+   * Rebuilds the stream's dynamic pools with a new layout, only when nothing
+   * is live in them; records the layout for streams created later.
+   *
+   * @param config The layout.
+   * @param stream The stream.
+   * @throws {InstallMemoryPoolsError} `pools-in-use` (transient).
+   */
+  installMemoryPools(config: MemoryConfiguration, stream: StreamId): void;
+}

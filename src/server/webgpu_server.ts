@@ -1,0 +1,513 @@
+/**
+ * `WebGpuServer`: the `ComputeServer` on Deno's WebGPU. It wires the device
+ * context (queue, pipeline and bind group caches), the stream slots and their
+ * memory, and routes each call to the right stream.
+ *
+ * @module
+ */
+
+import {
+  DeviceLostError,
+  DeviceValidationError,
+  IoError,
+  ResourceLimitError,
+  type ServerError,
+  UnsupportedError,
+} from "../errors.ts";
+import { checkStreamId, type GraphId, type ProfilingToken, type StreamId } from "../ids.ts";
+import { BindGroupCache } from "../kernel/bind_group_cache.ts";
+import type { Kernel } from "../kernel/kernel.ts";
+import { PipelineCache } from "../kernel/pipeline_cache.ts";
+import { type LoggerOptions, ServerLogger } from "../logger.ts";
+import type { ManagedMemory, Slice } from "../memory/managed_memory.ts";
+import {
+  type MemoryConfiguration,
+  type PersistentMemoryPolicy,
+  type PoolConfig,
+  resolveMemoryConfiguration,
+} from "../memory/memory_config.ts";
+import { type MemoryAllocationMode, MemoryManager } from "../memory/memory_manager.ts";
+import type { MemoryReport, MemoryUsage } from "../memory/memory_usage.ts";
+import { WebGpuStorage } from "../memory/webgpu_storage.ts";
+import { DeviceContext } from "../stream/device_context.ts";
+import type { InfoWords } from "../stream/info_arena.ts";
+import { Stream } from "../stream/stream.ts";
+import type { ComputeServer, ServerUtilities } from "./compute_server.ts";
+import { acquireDevice, type DeviceOptions } from "./device.ts";
+import type {
+  BufferBinding,
+  CopyDescriptor,
+  CubeCount,
+  DeviceId,
+  DeviceProperties,
+  KernelArguments,
+  LaunchMode,
+  ManagedResource,
+  ProfileDuration,
+} from "./types.ts";
+
+/** Options of a server. */
+export interface ServerOptions extends DeviceOptions {
+  /**
+   * Dispatches per submit on each stream. Larger batches cost less host time
+   * per launch; smaller ones start the device sooner. @default 256
+   */
+  tasksMax?: number;
+  /** Number of stream slots; stream `id` uses slot `id % maxStreams`. @default 128 */
+  maxStreams?: number;
+  /** Pool layout of the main memory of every stream. @default "subslices" */
+  memory?: MemoryConfiguration;
+  /** How persistent allocation mode is honoured. @default "enabled" */
+  persistentMemory?: PersistentMemoryPolicy;
+  /** Logger levels; when omitted, read from the `DENOGPU_LOG` environment variable. */
+  logger?: LoggerOptions;
+}
+
+/** Default dispatches per submit (see `bench/RESULTS.md` for the measurement behind it). */
+export const DEFAULT_TASKS_MAX = 256;
+
+const MAIN_USAGE = 0x80 /* STORAGE */ | 0x04 /* COPY_SRC */ | 0x08 /* COPY_DST */ | 0x100 /* INDIRECT */;
+
+/** True when the strides are contiguous row-major for the shape. */
+export function isContiguous(shape: readonly number[], strides: readonly number[]): boolean {
+  if (shape.length !== strides.length) return false;
+  let expected = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    if (shape[i] !== 1 && strides[i] !== expected) return false;
+    expected *= shape[i]!;
+  }
+  return true;
+}
+
+/** The WebGPU compute server of one device. */
+export class WebGpuServer implements ComputeServer {
+  /** The device. */
+  readonly device: GPUDevice;
+  /** Identity of the device. */
+  readonly deviceId: DeviceId = { typeId: 4, indexId: 0 };
+  #ctx: DeviceContext;
+  #props: DeviceProperties;
+  #utilities: ServerUtilities;
+  #streams: (Stream | undefined)[] = [];
+  #pools: PoolConfig[];
+  #persistent: PersistentMemoryPolicy;
+  #owned: boolean;
+  #closed: DeviceLostError | null = null;
+
+  private constructor(device: GPUDevice, owned: boolean, props: DeviceProperties, options: ServerOptions) {
+    this.device = device;
+    this.#owned = owned;
+    this.#props = props;
+    const tasksMax = options.tasksMax ?? DEFAULT_TASKS_MAX;
+    const maxStreams = options.maxStreams ?? 128;
+    if (!Number.isSafeInteger(tasksMax) || tasksMax < 1) {
+      throw new RangeError(`createClient: tasksMax must be a positive integer, got ${tasksMax}`);
+    }
+    if (!Number.isSafeInteger(maxStreams) || maxStreams < 1) {
+      throw new RangeError(`createClient: maxStreams must be a positive integer, got ${maxStreams}`);
+    }
+    this.#pools = resolveMemoryConfiguration(options.memory ?? "subslices", props.memory);
+    this.#persistent = options.persistentMemory ?? "enabled";
+    const logger = options.logger ? new ServerLogger(options.logger) : ServerLogger.fromEnv();
+    this.#ctx = new DeviceContext({
+      device,
+      bindGroups: new BindGroupCache(device),
+      pipelines: new PipelineCache(device, {
+        maxCubeDim: props.hardware.maxCubeDim,
+        maxUnitsPerCube: props.hardware.maxUnitsPerCube,
+        maxSharedMemory: props.hardware.maxSharedMemorySize,
+        maxStorageBuffers: props.limits.maxStorageBuffersPerShaderStage ?? 8,
+      }),
+      settings: {
+        tasksMax,
+        maxStreams,
+        storageOffsetAlignment: props.limits.minStorageBufferOffsetAlignment ?? 256,
+        alignment: props.memory.alignment,
+        maxBufferSize: props.memory.maxBufferSize,
+        uploadChunkThreshold: 8 * 1024 * 1024,
+        uploadChunkSize: 4 * 1024 * 1024,
+      },
+      logger,
+    });
+    this.#utilities = { properties: props, logger };
+    device.addEventListener("uncapturederror", (ev) => {
+      const error = (ev as GPUUncapturedErrorEvent).error;
+      const target = this.#ctx.current ?? this.stream(0);
+      target.pushError(new DeviceValidationError(`uncaptured device error: ${error.message}`, { cause: error }));
+    });
+    device.lost.then((info) => {
+      const lost = new DeviceLostError(
+        info.reason === "destroyed" ? "the device was destroyed" : `the device was lost: ${info.message}`,
+        { reason: info.reason === "destroyed" ? "destroyed" : "unknown" },
+      );
+      this.#ctx.lost ??= lost;
+      this.#closed ??= lost;
+    });
+  }
+
+  /**
+   * Requests a device and builds a server on it.
+   *
+   * @param options Device, batching, stream, memory and logger options.
+   * @returns The server.
+   */
+  static async create(options: ServerOptions = {}): Promise<WebGpuServer> {
+    const acquired = await acquireDevice(options);
+    return new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options);
+  }
+
+  /** Device properties. */
+  get properties(): DeviceProperties {
+    return this.#props;
+  }
+
+  /** Settings in force (`tasksMax`, `maxStreams`, alignments). */
+  get settings(): DeviceContext["settings"] {
+    return this.#ctx.settings;
+  }
+
+  /** Pipelines compiled so far. */
+  get pipelinesCompiled(): number {
+    return this.#ctx.pipelines.compiled;
+  }
+
+  /** Bind groups created so far. */
+  get bindGroupsCreated(): number {
+    return this.#ctx.bindGroups.created;
+  }
+
+  /** True once the device is lost or the server destroyed. */
+  get closed(): boolean {
+    return this.#closed !== null;
+  }
+
+  /** Throws the `DeviceLostError` when the device is gone. */
+  checkAlive(): void {
+    if (this.#closed !== null) throw this.#closed;
+  }
+
+  /**
+   * The stream slot of a stream id, created on first use.
+   *
+   * @param id The stream id.
+   * @returns The stream.
+   */
+  stream(id: StreamId): Stream {
+    const max = this.#ctx.settings.maxStreams;
+    const slot = id < max ? id : id % max;
+    const s = this.#streams[slot];
+    if (s !== undefined) return s;
+    checkStreamId(id, "stream");
+    return this.#createStream(slot);
+  }
+
+  #createStream(slot: number): Stream {
+    const ctx = this.#ctx;
+    const label = `stream ${slot}`;
+    // deno-lint-ignore prefer-const
+    let stream: Stream;
+    const storage = new WebGpuStorage({
+      device: this.device,
+      usage: MAIN_USAGE,
+      alignment: this.#props.memory.alignment,
+      maxBufferSize: this.#props.memory.maxBufferSize,
+      isIdle: () => !stream.hasWork,
+      reportError: (e) => stream.pushError(e),
+      onDestroy: (id) => ctx.bindGroups.evictStorage(id),
+    });
+    const memory = new MemoryManager(storage, {
+      pools: this.#pools,
+      persistentMemory: this.#persistent,
+      label: `${label} main`,
+      log: ctx.logger.memory ? (m) => ctx.logger.log("memory", m) : undefined,
+    });
+    stream = new Stream({
+      slot,
+      ctx,
+      memory,
+      storage,
+      resolveOwner: (b) => this.stream(b.stream).memory.resolve(b.memory),
+    });
+    this.#streams[slot] = stream;
+    return stream;
+  }
+
+  utilities(): ServerUtilities {
+    return this.#utilities;
+  }
+
+  logger(): ServerLogger {
+    return this.#utilities.logger;
+  }
+
+  stage(): "downstream" {
+    return "downstream";
+  }
+
+  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void {
+    this.checkAlive();
+    const mm = this.stream(stream).memory;
+    const reserved = mm.reserve(size);
+    mm.bind(reserved, memory);
+    if (this.#ctx.logger.memoryFull) {
+      this.#ctx.logger.log("memory", `stream ${stream}: reserved ${size} B for memory ${memory.id}`);
+    }
+  }
+
+  #resolve(binding: BufferBinding): Slice {
+    return this.stream(binding.stream).memory.resolve(binding.memory);
+  }
+
+  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array[]> {
+    try {
+      this.checkAlive();
+      const items = descriptors.map((d) => {
+        if (!isContiguous(d.shape, d.strides)) {
+          throw new IoError(
+            "unsupported-strides",
+            `read: strides [${d.strides}] are not contiguous for shape [${d.shape}]`,
+          );
+        }
+        const size = d.shape.reduce((a, b) => a * b, 1) * d.elemSize;
+        return { slice: this.#resolve(d.binding), offset: d.binding.offsetStart, size };
+      });
+      return this.stream(stream).read(items);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
+    this.checkAlive();
+    const s = this.stream(stream);
+    for (const [d, bytes] of writes) {
+      const owner = this.stream(d.binding.stream);
+      if (!isContiguous(d.shape, d.strides)) {
+        owner.pushError(
+          new IoError("unsupported-strides", `write: strides [${d.strides}] are not contiguous for shape [${d.shape}]`),
+        );
+        return;
+      }
+      let slice: Slice;
+      try {
+        slice = this.#resolve(d.binding);
+      } catch (e) {
+        owner.pushError(e as ServerError);
+        return;
+      }
+      s.write(slice, d.binding.offsetStart, bytes);
+    }
+  }
+
+  sync(stream: StreamId): Promise<void> {
+    try {
+      this.checkAlive();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.stream(stream).sync();
+  }
+
+  getResource(binding: BufferBinding, stream: StreamId): ManagedResource {
+    this.checkAlive();
+    this.stream(stream).submit();
+    const slice = this.#resolve(binding);
+    this.stream(stream).settlePage(slice.page);
+    const memory = binding.memory;
+    memory.pin();
+    let released = false;
+    return {
+      buffer: slice.page.storage.resource!,
+      offset: slice.offset + binding.offsetStart,
+      size: binding.size - binding.offsetStart - binding.offsetEnd,
+      release() {
+        if (released) return;
+        released = true;
+        memory.unpin();
+      },
+    };
+  }
+
+  launch(kernel: Kernel, count: CubeCount, args: KernelArguments, mode: LaunchMode, stream: StreamId): void {
+    const info = args.info !== undefined && args.info.length > 0 ? args.info : null;
+    if (count.kind === "static") {
+      this.launchRaw(kernel, args.buffers, info, count.x, count.y, count.z, null, mode, stream);
+    } else {
+      this.launchRaw(kernel, args.buffers, info, 1, 1, 1, count.binding, mode, stream);
+    }
+  }
+
+  /**
+   * The allocation-free form of `launch` used by the client: the same
+   * semantics, with the count and arguments spread out.
+   *
+   * @param kernel The kernel.
+   * @param buffers Storage bindings in order.
+   * @param info Non-empty info words, or null.
+   * @param x Workgroups along x.
+   * @param y Workgroups along y.
+   * @param z Workgroups along z.
+   * @param indirect Memory holding `[x, y, z]`, or null for a static count.
+   * @param mode `execute` or `skip`.
+   * @param stream The launching stream.
+   */
+  launchRaw(
+    kernel: Kernel,
+    buffers: readonly BufferBinding[],
+    info: InfoWords | null,
+    x: number,
+    y: number,
+    z: number,
+    indirect: BufferBinding | null,
+    mode: LaunchMode,
+    stream: StreamId,
+  ): void {
+    if (this.#closed !== null) throw this.#closed;
+    if (indirect === null && (x === 0 || y === 0 || z === 0)) return;
+    const s = this.stream(stream);
+    const ctx = this.#ctx;
+    let entry;
+    try {
+      entry = ctx.pipelines.get(kernel, buffers.length, info !== null);
+    } catch (e) {
+      if (e instanceof ResourceLimitError) {
+        s.pushError(e);
+        return;
+      }
+      throw e;
+    }
+    if (ctx.logger.launchesFull) {
+      ctx.logger.log("launch", `${s.label}: ${kernel.name} [${x}, ${y}, ${z}]${mode === "skip" ? " (skip)" : ""}`);
+    }
+    if (mode === "skip") {
+      if (entry.state !== "valid") s.watchPipeline(entry);
+      return;
+    }
+    s.launch(entry, buffers, info, x, y, z, indirect);
+  }
+
+  flush(stream: StreamId): Promise<void> {
+    try {
+      this.checkAlive();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.stream(stream).flush();
+  }
+
+  memoryUsage(stream: StreamId): MemoryUsage {
+    this.checkAlive();
+    const s = this.stream(stream);
+    s.submit();
+    return s.memory.usage();
+  }
+
+  memoryReport(stream: StreamId): MemoryReport {
+    this.checkAlive();
+    const s = this.stream(stream);
+    s.submit();
+    return s.memory.report();
+  }
+
+  memoryCleanup(stream: StreamId): void {
+    this.checkAlive();
+    const s = this.stream(stream);
+    s.submit();
+    s.memory.cleanup(true);
+    s.staging.clear();
+  }
+
+  allocationMode(mode: MemoryAllocationMode, stream: StreamId): void {
+    this.checkAlive();
+    if (mode !== "auto" && mode !== "persistent") {
+      throw new TypeError(`allocationMode: mode must be "auto" or "persistent", got ${String(mode)}`);
+    }
+    const s = this.stream(stream);
+    s.submit();
+    s.memory.setMode(mode);
+  }
+
+  staging(_sizes: readonly number[], _stream: StreamId): Uint8Array[] {
+    throw new UnsupportedError("staging: host staging buffers are not implemented yet");
+  }
+
+  startProfile(_stream: StreamId): Promise<ProfilingToken> {
+    return Promise.reject(new UnsupportedError("startProfile: profiling is not implemented yet"));
+  }
+
+  endProfile(_stream: StreamId, _token: ProfilingToken): Promise<ProfileDuration> {
+    return Promise.reject(new UnsupportedError("endProfile: profiling is not implemented yet"));
+  }
+
+  graphPrepare(_stream: StreamId): void {
+    throw new UnsupportedError("graphPrepare: graph capture is not implemented yet");
+  }
+
+  beginCapture(_stream: StreamId): Promise<void> {
+    return Promise.reject(new UnsupportedError("beginCapture: graph capture is not implemented yet"));
+  }
+
+  endCapture(_stream: StreamId): Promise<GraphId> {
+    return Promise.reject(new UnsupportedError("endCapture: graph capture is not implemented yet"));
+  }
+
+  replay(_graph: GraphId, _stream: StreamId): void {
+    throw new UnsupportedError("replay: graph capture is not implemented yet");
+  }
+
+  graphDestroy(_graph: GraphId, _stream: StreamId): void {
+    throw new UnsupportedError("graphDestroy: graph capture is not implemented yet");
+  }
+
+  streamIds(): StreamId[] {
+    const ids: StreamId[] = [];
+    this.#streams.forEach((s, i) => {
+      if (s !== undefined) ids.push(i);
+    });
+    return ids;
+  }
+
+  installMemoryPools(config: MemoryConfiguration, stream: StreamId): void {
+    this.checkAlive();
+    const pools = resolveMemoryConfiguration(config, this.#props.memory);
+    this.#pools = pools;
+    const s = this.stream(stream);
+    s.submit();
+    s.memory.installPools(pools);
+  }
+
+  commInit(_devices: readonly DeviceId[]): void {
+    throw new UnsupportedError(
+      "commInit: collectives are not supported yet; copy through the host with read and write",
+    );
+  }
+
+  allReduce(): void {
+    throw new UnsupportedError("allReduce: collectives are not supported yet");
+  }
+
+  send(): void {
+    throw new UnsupportedError("send: collectives are not supported yet");
+  }
+
+  recv(): void {
+    throw new UnsupportedError("recv: collectives are not supported yet");
+  }
+
+  syncCollective(_stream: StreamId): void {
+    throw new UnsupportedError("syncCollective: collectives are not supported yet");
+  }
+
+  /**
+   * Submits every stream, then destroys the device when the server created
+   * it. Later calls throw `DeviceLostError` (`destroyed`).
+   */
+  destroy(): void {
+    if (this.#closed !== null && this.#ctx.lost !== null) return;
+    for (const s of this.#streams) s?.submit();
+    this.#closed ??= new DeviceLostError("the client was destroyed", { reason: "destroyed" });
+    for (const s of this.#streams) s?.destroy();
+    this.#ctx.releaseAllPins();
+    if (this.#owned) this.device.destroy();
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * State shared by every stream of one device: the queue, the caches, the
+ * submission counter and the completion tracking that releases cross-stream
+ * pins.
+ *
+ * Every `queue.submit` gets an index. When a completion wait (`mapAsync` or
+ * `onSubmittedWorkDone`) started after submission `i` resolves, every
+ * submission up to `i` has finished on the device, so the pins taken by those
+ * submissions are released. Deno's waits drain the whole queue, which is what
+ * makes this exact.
+ *
+ * @module
+ */
+
+import type { BindGroupCache } from "../kernel/bind_group_cache.ts";
+import type { PipelineCache } from "../kernel/pipeline_cache.ts";
+import type { ManagedMemory } from "../memory/managed_memory.ts";
+import type { DeviceLostError } from "../errors.ts";
+import type { ServerLogger } from "../logger.ts";
+
+/** Limits and settings streams need. */
+export interface StreamSettings {
+  /** Dispatches per submit. */
+  tasksMax: number;
+  /** Number of stream slots. */
+  maxStreams: number;
+  /** `minStorageBufferOffsetAlignment` (info arena offsets). */
+  storageOffsetAlignment: number;
+  /** Pool alignment. */
+  alignment: number;
+  /** `maxBufferSize`. */
+  maxBufferSize: number;
+  /** Bytes above which an upload is split into chunks with a submit after each. */
+  uploadChunkThreshold: number;
+  /** Bytes per upload chunk. */
+  uploadChunkSize: number;
+}
+
+/** Shared per-device state. */
+export class DeviceContext {
+  /** The device. */
+  readonly device: GPUDevice;
+  /** Its queue. */
+  readonly queue: GPUQueue;
+  /** Bind groups of the device. */
+  readonly bindGroups: BindGroupCache;
+  /** Pipelines of the device. */
+  readonly pipelines: PipelineCache;
+  /** Settings. */
+  readonly settings: StreamSettings;
+  /** The logger. */
+  readonly logger: ServerLogger;
+  /** Index of the last `queue.submit`. */
+  submitIndex = 0;
+  /** Highest submission index known to have completed. */
+  completedIndex = 0;
+  /** The stream that acted last (receives uncaptured device errors). */
+  current: { pushError(e: Error): void } | null = null;
+  /** Set once the device is lost. */
+  lost: DeviceLostError | null = null;
+  #pins: { index: number; memory: ManagedMemory }[] = [];
+
+  /**
+   * Creates the instance.
+   *
+   * @param parts The device, queue, caches, settings and logger.
+   */
+  constructor(parts: {
+    device: GPUDevice;
+    bindGroups: BindGroupCache;
+    pipelines: PipelineCache;
+    settings: StreamSettings;
+    logger: ServerLogger;
+  }) {
+    this.device = parts.device;
+    this.queue = parts.device.queue;
+    this.bindGroups = parts.bindGroups;
+    this.pipelines = parts.pipelines;
+    this.settings = parts.settings;
+    this.logger = parts.logger;
+  }
+
+  /** Pins still held until their submission completes. */
+  get pinnedCount(): number {
+    return this.#pins.length;
+  }
+
+  /**
+   * Keeps `memory` alive until submission `index` has completed.
+   *
+   * @param index The submission that uses it.
+   * @param memory The pinned descriptor (already `pin()`ned by the caller).
+   */
+  pinUntil(index: number, memory: ManagedMemory): void {
+    this.#pins.push({ index, memory });
+  }
+
+  /**
+   * Records that every submission up to `index` has completed, releasing
+   * their pins.
+   *
+   * @param index A submission index observed before a completed wait started.
+   */
+  completed(index: number): void {
+    if (index > this.completedIndex) this.completedIndex = index;
+    let n = 0;
+    while (n < this.#pins.length && this.#pins[n]!.index <= this.completedIndex) {
+      this.#pins[n]!.memory.unpin();
+      n++;
+    }
+    if (n > 0) this.#pins.splice(0, n);
+  }
+
+  /** Releases every pin (device teardown). */
+  releaseAllPins(): void {
+    for (const p of this.#pins) p.memory.unpin();
+    this.#pins.length = 0;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * Per-stream arena for kernel info words (scalars, shapes).
+ *
+ * Each launch appends its words at an aligned offset of a host mirror; the
+ * arena is uploaded with one `writeBuffer` per submit, and each dispatch binds
+ * it with a dynamic offset. So changing scalars costs no GPU object and no
+ * `writeBuffer` per launch. Identical consecutive infos share one offset.
+ *
+ * @module
+ */
+
+import { alignUp } from "../_util/align.ts";
+import { allocateStorageId } from "../ids.ts";
+
+/** Info words accepted by a launch: any 32-bit typed array. */
+export type InfoWords = Uint32Array | Int32Array | Float32Array;
+
+/** The info arena of one stream. */
+export class InfoArena {
+  /** The device buffer bound as the info binding. */
+  buffer: GPUBuffer;
+  /** Process-unique id of `buffer` (for bind group keys). */
+  id: number;
+  #device: GPUDevice;
+  #label: string;
+  #align: number;
+  #capacity: number;
+  #u32: Uint32Array<ArrayBuffer>;
+  #i32: Int32Array<ArrayBuffer>;
+  #f32: Float32Array<ArrayBuffer>;
+  #used = 0;
+  #lastOffset = -1;
+  #lastWords = 0;
+
+  /**
+   * Creates the instance.
+   *
+   * @param device The device.
+   * @param options Capacity in bytes, dynamic-offset alignment and label.
+   */
+  constructor(device: GPUDevice, options: { capacity: number; alignment: number; label: string }) {
+    this.#device = device;
+    this.#label = options.label;
+    this.#align = options.alignment;
+    this.#capacity = alignUp(options.capacity, 4);
+    this.buffer = this.#createBuffer();
+    this.id = allocateStorageId();
+    const host = new ArrayBuffer(this.#capacity);
+    this.#u32 = new Uint32Array(host);
+    this.#i32 = new Int32Array(host);
+    this.#f32 = new Float32Array(host);
+  }
+
+  #createBuffer(): GPUBuffer {
+    return this.#device.createBuffer({
+      label: `${this.#label} (${this.#capacity} B)`,
+      size: this.#capacity,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    });
+  }
+
+  /** Bytes appended since the last upload. */
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Capacity in bytes. */
+  get capacity(): number {
+    return this.#capacity;
+  }
+
+  /**
+   * Appends info words and returns their byte offset, or -1 when they do not
+   * fit in what is left (the caller submits, which uploads and empties the arena).
+   *
+   * @param info The words.
+   * @returns Byte offset of the words in the arena, or -1.
+   */
+  push(info: InfoWords): number {
+    const n = info.length;
+    const last = this.#lastOffset;
+    if (last >= 0 && n === this.#lastWords) {
+      const base = last >>> 2;
+      const u32 = this.#u32;
+      let same = true;
+      if (info instanceof Float32Array) {
+        const f = this.#f32;
+        for (let i = 0; i < n; i++) {
+          if (!Object.is(f[base + i], info[i])) {
+            same = false;
+            break;
+          }
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          if (u32[base + i] !== (info[i]! >>> 0)) {
+            same = false;
+            break;
+          }
+        }
+      }
+      if (same) return last;
+    }
+    const offset = alignUp(this.#used, this.#align);
+    const bytes = n * 4;
+    if (offset + bytes > this.#capacity) return -1;
+    const at = offset >>> 2;
+    if (info instanceof Uint32Array) this.#u32.set(info, at);
+    else if (info instanceof Float32Array) this.#f32.set(info, at);
+    else this.#i32.set(info, at);
+    this.#used = offset + bytes;
+    this.#lastOffset = offset;
+    this.#lastWords = n;
+    return offset;
+  }
+
+  /**
+   * Makes room for at least `bytes` bytes in an empty arena by growing the
+   * buffer (only called right after an upload, so no queued work uses it).
+   *
+   * @param bytes Bytes needed by one info.
+   * @returns True when the buffer was replaced (bind groups naming it are stale).
+   */
+  ensure(bytes: number): boolean {
+    if (bytes <= this.#capacity) return false;
+    this.#capacity = alignUp(Math.max(bytes, this.#capacity * 2), 4);
+    this.buffer.destroy();
+    this.buffer = this.#createBuffer();
+    this.id = allocateStorageId();
+    const host = new ArrayBuffer(this.#capacity);
+    this.#u32 = new Uint32Array(host);
+    this.#i32 = new Int32Array(host);
+    this.#f32 = new Float32Array(host);
+    return true;
+  }
+
+  /** Uploads the words appended since the last upload, and empties the arena. */
+  upload(queue: GPUQueue): void {
+    if (this.#used === 0) return;
+    queue.writeBuffer(this.buffer, 0, this.#u32, 0, alignUp(this.#used, 4) >>> 2);
+    this.#used = 0;
+    this.#lastOffset = -1;
+  }
+}

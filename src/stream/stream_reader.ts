@@ -1,0 +1,132 @@
+/**
+ * Batched reads of one stream.
+ *
+ * A read encodes its copies into the stream's encoder at once, so it sees
+ * exactly the work queued before it and none queued after. The submit and the
+ * `mapAsync` calls are deferred to a microtask, so every read requested in the
+ * same tick shares one submit and one completion wait (Deno's waits cost at
+ * least 10 ms each). Bytes come from `getMappedRange(...).transfer()`: the one
+ * copy Deno makes, and no second one.
+ *
+ * @module
+ */
+
+import { alignUp } from "../_util/align.ts";
+import { DeviceLostError, ServerUnhealthyError } from "../errors.ts";
+import type { Slice } from "../memory/managed_memory.ts";
+import type { DeviceContext } from "./device_context.ts";
+import type { StagingBuffer } from "./staging_pool.ts";
+import type { Stream } from "./stream.ts";
+
+interface ReadRequest {
+  staging: StagingBuffer | null;
+  bytes: number;
+  parts: { at: number; size: number }[];
+  epoch: number;
+  resolve: (value: Uint8Array[]) => void;
+  reject: (reason: unknown) => void;
+}
+
+/** Read batching for one stream. */
+export class StreamReader {
+  #stream: Stream;
+  #ctx: DeviceContext;
+  #batch: ReadRequest[] = [];
+  #scheduled = false;
+
+  /**
+   * Creates the instance.
+   *
+   * @param stream The stream whose encoder receives the copies.
+   * @param ctx The device context.
+   */
+  constructor(stream: Stream, ctx: DeviceContext) {
+    this.#stream = stream;
+    this.#ctx = ctx;
+  }
+
+  /**
+   * Encodes copies of `items` and resolves with their bytes.
+   *
+   * @param items Resolved slices with a byte offset and size inside each.
+   * @returns The bytes of each item, exactly `size` long.
+   */
+  read(items: readonly { slice: Slice; offset: number; size: number }[]): Promise<Uint8Array[]> {
+    const parts: { at: number; size: number }[] = [];
+    let total = 0;
+    for (const it of items) {
+      parts.push({ at: total, size: it.size });
+      total += alignUp(it.size, 8);
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<Uint8Array[]>();
+    const request: ReadRequest = { staging: null, bytes: total, parts, epoch: 0, resolve, reject };
+    if (total > 0) {
+      for (const it of items) if (it.size > 0) this.#stream.usePage(it.slice.page);
+      const staging = this.#stream.staging.acquire(total);
+      request.staging = staging;
+      const encoder = this.#stream.encoderForCopy();
+      items.forEach((it, i) => {
+        if (it.size === 0) return;
+        encoder.copyBufferToBuffer(
+          it.slice.page.storage.resource!,
+          it.slice.offset + it.offset,
+          staging.buffer,
+          parts[i]!.at,
+          alignUp(it.size, 4),
+        );
+      });
+    }
+    request.epoch = this.#stream.epoch;
+    this.#batch.push(request);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(() => this.#run());
+    }
+    return promise;
+  }
+
+  async #run(): Promise<void> {
+    this.#scheduled = false;
+    const batch = this.#batch;
+    this.#batch = [];
+    const stream = this.#stream;
+    const ctx = this.#ctx;
+    if (batch.some((r) => r.epoch === stream.epoch) && stream.hasWork) stream.submit();
+    const target = ctx.submitIndex;
+    const mapped = batch.filter((r) => r.staging !== null);
+    try {
+      if (ctx.lost) throw ctx.lost;
+      await Promise.all(mapped.map((r) => r.staging!.buffer.mapAsync(GPUMapMode.READ, 0, r.bytes)));
+    } catch (cause) {
+      const error = ctx.lost ??
+        new DeviceLostError(`${stream.label}: mapping read staging buffers failed`, { reason: "unknown", cause });
+      for (const r of batch) r.reject(error);
+      for (const r of mapped) r.staging!.buffer.destroy();
+      return;
+    }
+    ctx.completed(target);
+    await stream.settle();
+    const errors = stream.drainErrors();
+    const failure = errors.length > 0 ? new ServerUnhealthyError(stream.slot, errors) : null;
+    for (const r of batch) {
+      const staging = r.staging;
+      if (staging === null) {
+        if (failure) r.reject(failure);
+        else r.resolve(r.parts.map(() => new Uint8Array(0)));
+        continue;
+      }
+      let out: Uint8Array[] | null = null;
+      if (failure === null) {
+        out = r.parts.map((p) => {
+          if (p.size === 0) return new Uint8Array(0);
+          const range = staging.buffer.getMappedRange(p.at, alignUp(p.size, 4)).transfer();
+          return new Uint8Array(range, 0, p.size);
+        });
+      }
+      staging.buffer.unmap();
+      stream.staging.release(staging);
+      if (out === null) r.reject(failure);
+      else r.resolve(out);
+    }
+  }
+}
