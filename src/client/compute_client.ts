@@ -1,0 +1,389 @@
+/**
+ * `ComputeClient`: the door users hold. It validates arguments, owns the
+ * handles' reference counts, and routes every call to its stream on the
+ * server.
+ *
+ * @module
+ */
+
+import { ResourceLimitError } from "../errors.ts";
+import { checkStreamId, type StreamId } from "../ids.ts";
+import { Kernel } from "../kernel/kernel.ts";
+import { ManagedMemory } from "../memory/managed_memory.ts";
+import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
+import type { MemoryConfiguration } from "../memory/memory_config.ts";
+import { combineUsage, type MemoryReport, type MemoryUsage } from "../memory/memory_usage.ts";
+import { Handle } from "../server/handle.ts";
+import type { CubeCount, DeviceProperties, LaunchMode, ManagedResource } from "../server/types.ts";
+import type { WebGpuServer } from "../server/webgpu_server.ts";
+import type { InfoWords } from "../stream/info_arena.ts";
+
+/** Host bytes accepted by `create` and `write`. */
+export type HostData = ArrayBufferView | ArrayBuffer;
+
+/** A launch's workgroup count: `[x, y?, z?]`, a `CubeCount`, or a handle holding three u32 (indirect). */
+export type LaunchCount = readonly number[] | CubeCount | Handle;
+
+/** Options of one launch. */
+export interface LaunchOptions {
+  /** `skip` compiles and caches without dispatching. @default "execute" */
+  mode?: LaunchMode;
+}
+
+function toBytes(data: HostData, where: string): Uint8Array {
+  if (data instanceof Uint8Array) return data;
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const raw = data as unknown;
+  if (raw instanceof ArrayBuffer || (typeof SharedArrayBuffer !== "undefined" && raw instanceof SharedArrayBuffer)) {
+    return new Uint8Array(raw);
+  }
+  throw new TypeError(
+    `${where}: data must be an ArrayBuffer or a typed array/DataView, got ${Object.prototype.toString.call(data)}`,
+  );
+}
+
+/**
+ * The user-facing client of one device, bound to one stream.
+ *
+ * @example Write, launch, read
+ * ```ts ignore
+ * import { createClient, defineKernel } from "@denogpu/runtime";
+ * const client = await createClient();
+ * const x = client.create(new Float32Array([1, 2, 3, 4]));
+ * const double = defineKernel({
+ *   name: "double",
+ *   wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+ *          @compute @workgroup_size(4) fn main(@builtin(global_invocation_id) g: vec3u) { x[g.x] *= 2.0; }`,
+ * });
+ * client.launch(double, [1], [x]);
+ * console.log(new Float32Array((await client.read(x)).buffer)); // [2, 4, 6, 8]
+ * client.destroy();
+ * ```
+ */
+export class ComputeClient {
+  /** The server behind the client (shared by every client of `onStream`). */
+  readonly server: WebGpuServer;
+  /** The stream every call of this client targets. */
+  readonly stream: StreamId;
+  #maxCount: number;
+
+  /**
+   * Internal: use `createClient()`.
+   *
+   * @param server The server.
+   * @param stream The stream of this client.
+   */
+  constructor(server: WebGpuServer, stream: StreamId = 0) {
+    checkStreamId(stream, "ComputeClient");
+    this.server = server;
+    this.stream = stream;
+    this.#maxCount = server.properties.hardware.maxCubeCount[0];
+  }
+
+  /** Device properties (no round trip). */
+  get properties(): DeviceProperties {
+    return this.server.properties;
+  }
+
+  /**
+   * A client of the same device bound to another stream. Handles may be
+   * shared between them; ordering across streams is kept by the runtime.
+   *
+   * @param stream The stream id.
+   * @returns The client.
+   * @throws {RangeError} When the id is not a non-negative safe integer.
+   */
+  onStream(stream: StreamId): ComputeClient {
+    return new ComputeClient(this.server, stream);
+  }
+
+  #checkHandle(h: unknown, where: string): Handle {
+    if (!(h instanceof Handle)) {
+      throw new TypeError(`${where}: expected a Handle, got ${Object.prototype.toString.call(h)}`);
+    }
+    if (h.released) throw new TypeError(`${where}: memory ${h.memory.id} (${h.size} B) was released`);
+    if (h.owner !== this.server) {
+      throw new TypeError(`${where}: memory ${h.memory.id} belongs to another client's device`);
+    }
+    return h;
+  }
+
+  #checkSize(size: unknown, where: string): number {
+    if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
+      throw new RangeError(`${where}: size must be a non-negative integer number of bytes, got ${String(size)}`);
+    }
+    const max = this.server.properties.memory.maxBufferSize;
+    if (size > max) {
+      throw new ResourceLimitError("buffer-size", where, [size], [max], "maxBufferSize");
+    }
+    return size;
+  }
+
+  /**
+   * Allocates `size` bytes on this client's stream. Contents are unspecified
+   * (a reused slice keeps stale bytes).
+   *
+   * @param size Bytes; 0 is allowed.
+   * @returns A handle owning one reference.
+   * @throws {RangeError} When the size is not a non-negative integer.
+   * @throws {ResourceLimitError} When the size exceeds `maxBufferSize`.
+   * @throws {IoError} When no pool can serve it (`buffer-too-big`, `pool-capacity-exceeded`).
+   */
+  empty(size: number): Handle {
+    this.server.checkAlive();
+    this.#checkSize(size, "empty");
+    const memory = new ManagedMemory(1, 1);
+    this.server.initializeMemory(memory, size, this.stream);
+    return new Handle(this.server, memory, this.stream, size);
+  }
+
+  /**
+   * Allocates memory holding a copy of `data`, visible to all later work.
+   *
+   * @param data The bytes.
+   * @returns A handle owning one reference.
+   * @throws {TypeError} When `data` is not an ArrayBuffer or a view.
+   */
+  create(data: HostData): Handle {
+    const bytes = toBytes(data, "create");
+    const h = this.empty(bytes.byteLength);
+    this.server.write([[{ binding: h, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], this.stream);
+    return h;
+  }
+
+  /**
+   * Overwrites the memory of `handle` with `data` (exactly `sizeInUse` bytes),
+   * ordered after every launch already queued.
+   *
+   * @param handle The destination.
+   * @param data The bytes.
+   * @throws {RangeError} When the byte length differs from `handle.sizeInUse`.
+   */
+  write(handle: Handle, data: HostData): void {
+    this.server.checkAlive();
+    const h = this.#checkHandle(handle, "write");
+    const bytes = toBytes(data, "write");
+    if (bytes.byteLength !== h.sizeInUse) {
+      throw new RangeError(`write: ${bytes.byteLength} B given for memory ${h.memory.id} of ${h.sizeInUse} B`);
+    }
+    this.server.write([[{ binding: h, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], this.stream);
+  }
+
+  /**
+   * Reads `handle`'s bytes. Reads requested in the same tick share one device
+   * wait. Rejects with `ServerUnhealthyError` when the stream had queued errors.
+   *
+   * @param handle The memory.
+   * @returns Exactly `sizeInUse` bytes.
+   */
+  async read(handle: Handle): Promise<Uint8Array> {
+    return (await this.readMany([handle]))[0]!;
+  }
+
+  /**
+   * Reads several handles with one copy batch and one device wait.
+   *
+   * @param handles The memory.
+   * @returns Their bytes, in order.
+   */
+  readMany(handles: readonly Handle[]): Promise<Uint8Array[]> {
+    try {
+      if (!Array.isArray(handles)) throw new TypeError("readMany: handles must be an array of Handle");
+      const descriptors = handles.map((h, i) => {
+        const handle = this.#checkHandle(h, `readMany[${i}]`);
+        return { binding: handle, shape: [handle.sizeInUse], strides: [1], elemSize: 1 };
+      });
+      return this.server.read(descriptors, this.stream);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * Enqueues a kernel launch on this client's stream. Device-side failures are
+   * queued and raised by the next `flush`, `sync` or `read`.
+   *
+   * @param kernel The kernel.
+   * @param count Workgroups: `[x, y?, z?]`, a `CubeCount`, or a handle holding three u32.
+   * @param buffers Handles bound at bindings `0..n` (declared `read_write`).
+   * @param info Scalars bound last (binding `n`), as a 32-bit typed array.
+   * @param options `{ mode: "skip" }` compiles without dispatching.
+   * @throws {TypeError} For a wrong kernel, handle, or info type, or a
+   * binding count that does not match the kernel's declarations.
+   * @throws {ResourceLimitError} When a count exceeds `maxComputeWorkgroupsPerDimension`.
+   */
+  launch(
+    kernel: Kernel,
+    count: LaunchCount,
+    buffers: readonly Handle[],
+    info?: InfoWords,
+    options?: LaunchOptions,
+  ): void {
+    const server = this.server;
+    if (!(kernel instanceof Kernel)) throw new TypeError("launch: kernel must come from defineKernel()");
+    let x = 1;
+    let y = 1;
+    let z = 1;
+    let indirect: Handle | null = null;
+    if (Array.isArray(count)) {
+      if (count.length < 1 || count.length > 3) {
+        throw new RangeError(`launch(${kernel.name}): count must have 1 to 3 entries, got ${count.length}`);
+      }
+      x = count[0];
+      y = count.length > 1 ? count[1] : 1;
+      z = count.length > 2 ? count[2] : 1;
+    } else if (count instanceof Handle) {
+      indirect = this.#checkIndirect(count, kernel);
+    } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "static") {
+      const c = count as { x: number; y: number; z: number };
+      x = c.x;
+      y = c.y;
+      z = c.z;
+    } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "dynamic") {
+      indirect = this.#checkIndirect((count as { binding: unknown }).binding as Handle, kernel);
+    } else {
+      throw new TypeError(`launch(${kernel.name}): count must be [x, y, z], a CubeCount or a Handle`);
+    }
+    if (indirect === null) this.#checkCounts(kernel, x, y, z);
+    if (!Array.isArray(buffers)) throw new TypeError(`launch(${kernel.name}): buffers must be an array of Handle`);
+    for (let i = 0; i < buffers.length; i++) {
+      const b = buffers[i];
+      if (!(b instanceof Handle) || b.released || b.owner !== server) {
+        this.#checkHandle(b, `launch(${kernel.name}) buffer ${i}`);
+      }
+    }
+    let words: InfoWords | null = null;
+    if (info !== undefined && info !== null) {
+      if (!(info instanceof Uint32Array || info instanceof Float32Array || info instanceof Int32Array)) {
+        throw new TypeError(`launch(${kernel.name}): info must be a Uint32Array, Int32Array or Float32Array`);
+      }
+      if (info.length > 0) words = info;
+    }
+    const declared = kernel.layout.bindings;
+    if (declared !== null && declared !== buffers.length + (words === null ? 0 : 1)) {
+      throw new TypeError(
+        `launch(${kernel.name}): the kernel declares ${declared} bindings in @group(0) but the launch binds ${buffers.length} buffer${
+          buffers.length === 1 ? "" : "s"
+        }${words === null ? " and no info words" : " plus info words"}`,
+      );
+    }
+    const mode = options?.mode ?? "execute";
+    if (mode !== "execute" && mode !== "skip") {
+      throw new TypeError(`launch(${kernel.name}): mode must be "execute" or "skip"`);
+    }
+    server.launchRaw(kernel, buffers, words, x, y, z, indirect, mode, this.stream);
+  }
+
+  #checkCounts(kernel: Kernel, x: number, y: number, z: number): void {
+    const max = this.#maxCount;
+    if (
+      !Number.isSafeInteger(x) || !Number.isSafeInteger(y) || !Number.isSafeInteger(z) || x < 0 || y < 0 || z < 0
+    ) {
+      throw new RangeError(
+        `launch(${kernel.name}): workgroup counts must be non-negative integers, got [${x}, ${y}, ${z}]`,
+      );
+    }
+    if (x > max || y > max || z > max) {
+      throw new ResourceLimitError(
+        "cube-count",
+        `launch(${kernel.name})`,
+        [x, y, z],
+        [max, max, max],
+        "maxComputeWorkgroupsPerDimension",
+      );
+    }
+  }
+
+  #checkIndirect(h: Handle, kernel: Kernel): Handle {
+    const handle = this.#checkHandle(h, `launch(${kernel.name}) indirect count`);
+    if (handle.sizeInUse < 12) {
+      throw new RangeError(
+        `launch(${kernel.name}): an indirect count needs 12 bytes (three u32), memory ${handle.memory.id} has ${handle.sizeInUse}`,
+      );
+    }
+    return handle;
+  }
+
+  /**
+   * Submits queued work and raises queued errors, without waiting for the device.
+   *
+   * @returns Rejects with `ServerUnhealthyError` when errors were queued.
+   */
+  flush(): Promise<void> {
+    return this.server.flush(this.stream);
+  }
+
+  /**
+   * Waits until the device has run everything submitted, then raises queued errors.
+   *
+   * @returns Rejects with `ServerUnhealthyError` when errors were queued.
+   */
+  async sync(): Promise<void> {
+    await this.server.sync(this.stream);
+    const logger = this.server.logger();
+    if (logger.profiling !== "disabled") {
+      const summary = logger.profileSummary();
+      if (summary) logger.log("profile", summary);
+    }
+  }
+
+  /**
+   * Memory usage.
+   *
+   * @returns Usage summed over every initialised stream.
+   */
+  memoryUsage(): MemoryUsage {
+    return combineUsage(...this.server.streamIds().map((id) => this.server.memoryUsage(id)));
+  }
+
+  /**
+   * Per-pool memory report.
+   *
+   * @returns The per-pool report of this client's stream.
+   */
+  memoryReport(): MemoryReport {
+    return this.server.memoryReport(this.stream);
+  }
+
+  /** Frees what can be freed on every initialised stream. */
+  memoryCleanup(): void {
+    for (const id of this.server.streamIds()) this.server.memoryCleanup(id);
+  }
+
+  /**
+   * Switches where this stream's new allocations go; persistent windows nest.
+   *
+   * @param mode `persistent` opens a window, `auto` closes one.
+   */
+  allocationMode(mode: MemoryAllocationMode): void {
+    this.server.allocationMode(mode, this.stream);
+  }
+
+  /**
+   * Installs a new pool layout on this stream (only when nothing is live in
+   * its pools) and records it for streams created later.
+   *
+   * @param config The layout.
+   * @throws {InstallMemoryPoolsError} `pools-in-use`.
+   * @throws {PoolConfigError} For an invalid layout.
+   */
+  installMemoryPools(config: MemoryConfiguration): void {
+    this.server.installMemoryPools(config, this.stream);
+  }
+
+  /**
+   * The raw `GPUBuffer` range behind a handle, for interop with other WebGPU
+   * code on the same device. Queued work on it is submitted first.
+   *
+   * @param handle The memory.
+   * @returns The range; `release()` it when done.
+   */
+  getResource(handle: Handle): ManagedResource {
+    return this.server.getResource(this.#checkHandle(handle, "getResource"), this.stream);
+  }
+
+  /** Submits queued work and destroys the device the client created. Later calls throw `DeviceLostError`. */
+  destroy(): void {
+    this.server.destroy();
+  }
+}

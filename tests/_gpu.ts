@@ -1,0 +1,92 @@
+/**
+ * GPU test helpers. Tests run on whatever adapter Deno finds; on machines
+ * without a GPU that is Mesa's llvmpipe software adapter, which is what CI uses.
+ */
+
+import { type ClientOptions, type ComputeClient, createClient, defineKernel, type Kernel } from "../mod.ts";
+
+/** Creates a client, runs `fn`, and destroys the client even when `fn` throws. */
+export async function withClient(
+  fn: (client: ComputeClient) => Promise<void> | void,
+  options: ClientOptions = {},
+): Promise<void> {
+  const client = await createClient(options);
+  try {
+    await fn(client);
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Bytes of a typed array as a Uint8Array view. */
+export function bytes(view: ArrayBufferView): Uint8Array {
+  return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+}
+
+/** Reads a handle as f32. */
+export async function readF32(client: ComputeClient, h: Parameters<ComputeClient["read"]>[0]): Promise<Float32Array> {
+  const b = await client.read(h);
+  return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+}
+
+/** Reads a handle as u32. */
+export async function readU32(client: ComputeClient, h: Parameters<ComputeClient["read"]>[0]): Promise<Uint32Array> {
+  const b = await client.read(h);
+  return new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+}
+
+/** out[i] = a[i] + b[i] for i < n (info word 0). */
+export const addKernel: Kernel = defineKernel({
+  name: "add",
+  wgsl: `
+@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> b: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<storage, read> n: u32;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < n) { out[g.x] = a[g.x] + b[g.x]; }
+}`,
+});
+
+/** x[i] += 1 for every element of a u32 array. */
+export const incKernel: Kernel = defineKernel({
+  name: "inc",
+  wgsl: `
+@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + 1u; }
+}`,
+});
+
+/** dst[i] = src[i] * k + c for i < n; info = [n, k (f32 bits), c (f32 bits)]. */
+export const axpbKernel: Kernel = defineKernel({
+  name: "axpb",
+  wgsl: `
+struct Info { n: u32, k: f32, c: f32 }
+@group(0) @binding(0) var<storage, read_write> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<storage, read> info: Info;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < info.n) { dst[g.x] = src[g.x] * info.k + info.c; }
+}`,
+});
+
+/** Packs axpb info words. */
+export function axpbInfo(n: number, k: number, c: number): Uint32Array {
+  const w = new Uint32Array(3);
+  w[0] = n;
+  new Float32Array(w.buffer, 4, 2).set([k, c]);
+  return w;
+}
+
+/** Deterministic pseudo-random generator (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
