@@ -1,0 +1,91 @@
+/**
+ * Contract under test: the `ComputeServer` methods called directly, as a
+ * backend author or a higher-level library would.
+ */
+
+import assert from "node:assert/strict";
+import { IoError, ServerUnhealthyError, UnsupportedError } from "../../mod.ts";
+import { withClient } from "../_gpu.ts";
+
+Deno.test("read() with non-contiguous strides rejects with IoError unsupported-strides", async () => {
+  await withClient(async (client) => {
+    const h = client.create(new Float32Array(6));
+    const server = client.server;
+    await assert.rejects(
+      () => server.read([h.copyDescriptor([2, 3], [1, 2], 4)], 0),
+      (e: unknown) => e instanceof IoError && e.kind === "unsupported-strides",
+    );
+    const ok = await server.read([h.copyDescriptor([2, 3], [3, 1], 4)], 0);
+    assert.equal(ok[0]!.byteLength, 24);
+    // rank 0 and unit dimensions are contiguous whatever their stride
+    assert.equal((await server.read([h.copyDescriptor([], [], 4)], 0))[0]!.byteLength, 4);
+    assert.equal((await server.read([h.copyDescriptor([1, 6], [99, 1], 4)], 0))[0]!.byteLength, 24);
+  });
+});
+
+Deno.test("write() with non-contiguous strides queues unsupported-strides for the next flush", async () => {
+  await withClient(async (client) => {
+    const h = client.create(new Float32Array([1, 2, 3, 4]));
+    client.server.write([[h.copyDescriptor([2, 2], [1, 2], 4), new Uint8Array(16)]], 0);
+    await assert.rejects(() => client.flush(), (e: unknown) => {
+      assert.ok(e instanceof ServerUnhealthyError);
+      assert.ok(e.errors[0] instanceof IoError && e.errors[0].kind === "unsupported-strides");
+      return true;
+    });
+    const back = await client.read(h);
+    assert.deepEqual([...new Float32Array(back.buffer, back.byteOffset, 4)], [1, 2, 3, 4]);
+  });
+});
+
+Deno.test("getResource() hands out the raw buffer range and keeps it alive until released", async () => {
+  await withClient(async (client) => {
+    const h = client.create(new Uint32Array([1, 2, 3, 4]));
+    const r = client.getResource(h);
+    assert.ok(r.buffer instanceof GPUBuffer);
+    assert.equal(r.offset % 4, 0);
+    assert.equal(r.size, 16);
+    h.release();
+    const other = client.empty(16);
+    const sameRange = (x: typeof other) =>
+      x.memory.slice?.page.storage.resource === r.buffer && x.memory.slice?.offset === r.offset;
+    assert.ok(!sameRange(other), "a pinned range is not reused");
+    r.release();
+    r.release();
+    const again = client.empty(16);
+    assert.ok(sameRange(again), "the range is reused once the resource is released");
+    // The resource can be used with raw WebGPU on the same device.
+    const staging = client.server.device.createBuffer({
+      size: 16,
+      usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ,
+    });
+    client.write(again, new Uint32Array([5, 6, 7, 8]));
+    const res = client.getResource(again);
+    const enc = client.server.device.createCommandEncoder();
+    enc.copyBufferToBuffer(res.buffer, res.offset, staging, 0, 16);
+    client.server.device.queue.submit([enc.finish()]);
+    await staging.mapAsync(GPUMapMode.READ);
+    assert.deepEqual([...new Uint32Array(staging.getMappedRange())], [5, 6, 7, 8]);
+    staging.destroy();
+    res.release();
+  });
+});
+
+Deno.test("methods of later features throw UnsupportedError, and collectives are unsupported", async () => {
+  await withClient((client) => {
+    const s = client.server;
+    assert.throws(() => s.commInit([]), UnsupportedError);
+    assert.throws(() => s.syncCollective(0), UnsupportedError);
+  });
+});
+
+Deno.test("streamIds() lists initialised slots, and ids map to slot id % maxStreams", async () => {
+  await withClient((client) => {
+    const s = client.server;
+    assert.deepEqual(s.streamIds(), []);
+    client.empty(4);
+    client.onStream(5).empty(4);
+    client.onStream(5 + s.settings.maxStreams).empty(4);
+    assert.deepEqual(s.streamIds(), [0, 5]);
+    assert.throws(() => client.onStream(-1), RangeError);
+  });
+});
