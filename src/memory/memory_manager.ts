@@ -217,12 +217,14 @@ export class MemoryManager {
    */
   resolve(desc: ManagedMemory): Slice {
     const slice = desc.slice;
-    if (slice === null || slice.owner !== desc) {
+    if (slice === null || slice.owner !== desc || desc.refs <= 1) {
       throw new IoError(
         "not-found",
         slice === null
           ? `${this.#label}: memory ${desc.id} was never initialized or was superseded`
-          : `${this.#label}: memory ${desc.id} points to a different allocation`,
+          : slice.owner !== desc
+          ? `${this.#label}: memory ${desc.id} points to a different allocation`
+          : `${this.#label}: memory ${desc.id} was released`,
       );
     }
     if (slice.page.storage.resource === null) this.#storage.materialize(slice.page.storage);

@@ -169,6 +169,8 @@ export class SlicedPool implements MemoryPool {
     for (const page of this.#pages) {
       coalesce(page);
       if (page.slices.length === 1 && page.slices[0]!.isFree()) {
+        const last = page.slices[0]!;
+        if (last.owner.slice === last) last.owner.slice = null;
         this.#storage.dealloc(page.storage);
       } else {
         kept.push(page);
