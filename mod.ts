@@ -42,6 +42,8 @@ export * from "./src/memory/direct_pool.ts";
 export * from "./src/memory/memory_config.ts";
 export * from "./src/memory/memory_manager.ts";
 export * from "./src/memory/memory_usage.ts";
+export * from "./src/memory/layout_policy.ts";
+export * from "./src/memory/host_staging.ts";
 export * from "./src/stream/device_context.ts";
 export * from "./src/stream/info_arena.ts";
 export * from "./src/stream/staging_pool.ts";

@@ -13,6 +13,7 @@ import { ManagedMemory } from "../memory/managed_memory.ts";
 import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
 import type { MemoryConfiguration } from "../memory/memory_config.ts";
 import { combineUsage, type MemoryReport, type MemoryUsage } from "../memory/memory_usage.ts";
+import type { MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
 import { Handle } from "../server/handle.ts";
 import type { CubeCount, DeviceProperties, LaunchMode, ManagedResource } from "../server/types.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
@@ -23,6 +24,18 @@ export type HostData = ArrayBufferView | ArrayBuffer;
 
 /** A launch's workgroup count: `[x, y?, z?]`, a `CubeCount`, or a handle holding three u32 (indirect). */
 export type LaunchCount = readonly number[] | CubeCount | Handle;
+
+/** A tensor: memory plus its shape and strides (CubeCL's `MemoryLayout`). */
+export interface Tensor {
+  /** The memory; release it when done. */
+  readonly handle: Handle;
+  /** Extent of each dimension, in elements. */
+  readonly shape: readonly number[];
+  /** Stride of each dimension, in elements. */
+  readonly strides: readonly number[];
+  /** Bytes per element. */
+  readonly elemSize: number;
+}
 
 /** Options of one launch. */
 export interface LaunchOptions {
@@ -138,6 +151,98 @@ export class ComputeClient {
   }
 
   /**
+   * Allocates a group of tensors in one reservation, laid out by the server's
+   * layout policy (contiguous, each at an aligned offset).
+   *
+   * @param descriptors Shape and element size of each tensor.
+   * @returns One tensor per descriptor; release each handle when done.
+   */
+  emptyTensors(descriptors: readonly MemoryLayoutDescriptor[]): Tensor[] {
+    this.server.checkAlive();
+    if (!Array.isArray(descriptors)) throw new TypeError("emptyTensors: descriptors must be an array");
+    const plan = this.server.utilities().layoutPolicy.plan(descriptors);
+    const base = this.empty(plan.size);
+    try {
+      return plan.placements.map((p, i) => ({
+        handle: base.view(p.offsetStart, p.offsetEnd),
+        shape: [...descriptors[i]!.shape],
+        strides: p.strides,
+        elemSize: descriptors[i]!.elemSize,
+      }));
+    } finally {
+      base.release();
+    }
+  }
+
+  /**
+   * Allocates a group of tensors in one reservation and writes each one's data.
+   *
+   * @param entries Each tensor's descriptor and bytes (exactly `product(shape) × elemSize`).
+   * @returns One tensor per entry.
+   * @throws {RangeError} When a data length does not match its shape.
+   */
+  createTensors(entries: readonly { descriptor: MemoryLayoutDescriptor; data: HostData }[]): Tensor[] {
+    const bytes = entries.map((e, i) => toBytes(e.data, `createTensors[${i}]`));
+    const tensors = this.emptyTensors(entries.map((e) => e.descriptor));
+    bytes.forEach((b, i) => {
+      const t = tensors[i]!;
+      if (b.byteLength !== t.handle.sizeInUse) {
+        tensors.forEach((x) => x.handle.release());
+        throw new RangeError(`createTensors[${i}]: ${b.byteLength} B given for shape [${t.shape}] × ${t.elemSize} B`);
+      }
+    });
+    bytes.forEach((b, i) => this.#writeBytes(tensors[i]!.handle, b));
+    return tensors;
+  }
+
+  /**
+   * Reads a tensor (contiguous strides only).
+   *
+   * @param tensor The tensor.
+   * @returns Exactly `product(shape) × elemSize` bytes; rejects with `IoError`
+   * `unsupported-strides` for other strides.
+   */
+  async readTensor(tensor: Tensor): Promise<Uint8Array> {
+    const h = this.#checkHandle(tensor?.handle, "readTensor");
+    return (await this.server.read([h.copyDescriptor(tensor.shape, tensor.strides, tensor.elemSize)], this.stream))[0]!;
+  }
+
+  /**
+   * Lends reusable host staging memory. Fill a view and pass it to `write` or
+   * `create`: its buffer then returns to the pool and the view is detached,
+   * so repeated uploads allocate and page-fault nothing.
+   *
+   * @param sizes Bytes of each view.
+   * @returns One `Uint8Array` per size.
+   */
+  staging(sizes: readonly number[]): Uint8Array[] {
+    return this.server.staging(sizes, this.stream);
+  }
+
+  /**
+   * Runs `fn` as a dry run: launches compile and cache their pipelines but
+   * dispatch nothing, and new pages get no device memory until first used.
+   * Windows nest; work from other callers during the window is dry too.
+   *
+   * @param fn The work to rehearse.
+   * @returns What `fn` returns.
+   */
+  async dryRun<T>(fn: () => T | Promise<T>): Promise<T> {
+    this.server.dryRunDepth(1);
+    try {
+      return await fn();
+    } finally {
+      this.server.dryRunDepth(-1);
+    }
+  }
+
+  #writeBytes(h: Handle, bytes: Uint8Array): void {
+    this.server.write([[{ binding: h, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], this.stream);
+    const staging = this.server.hostStaging;
+    if (staging.owns(bytes)) staging.recycle(bytes);
+  }
+
+  /**
    * Allocates memory holding a copy of `data`, visible to all later work.
    *
    * @param data The bytes.
@@ -147,7 +252,7 @@ export class ComputeClient {
   create(data: HostData): Handle {
     const bytes = toBytes(data, "create");
     const h = this.empty(bytes.byteLength);
-    this.server.write([[{ binding: h, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], this.stream);
+    this.#writeBytes(h, bytes);
     return h;
   }
 
@@ -166,7 +271,7 @@ export class ComputeClient {
     if (bytes.byteLength !== h.sizeInUse) {
       throw new RangeError(`write: ${bytes.byteLength} B given for memory ${h.memory.id} of ${h.sizeInUse} B`);
     }
-    this.server.write([[{ binding: h, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], this.stream);
+    this.#writeBytes(h, bytes);
   }
 
   /**

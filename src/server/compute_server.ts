@@ -28,6 +28,7 @@ import type { ManagedMemory } from "../memory/managed_memory.ts";
 import type { MemoryConfiguration } from "../memory/memory_config.ts";
 import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
 import type { MemoryReport, MemoryUsage } from "../memory/memory_usage.ts";
+import type { MemoryLayoutPolicy } from "../memory/layout_policy.ts";
 import type {
   BufferBinding,
   CopyDescriptor,
@@ -48,6 +49,8 @@ export interface ServerUtilities {
   readonly properties: DeviceProperties;
   /** The server's logger. */
   readonly logger: ServerLogger;
+  /** Decides where tensors of a group live in one reservation (contiguous on WebGPU). */
+  readonly layoutPolicy: MemoryLayoutPolicy;
 }
 
 /**

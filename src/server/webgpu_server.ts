@@ -29,6 +29,8 @@ import {
 import { type MemoryAllocationMode, MemoryManager } from "../memory/memory_manager.ts";
 import type { MemoryReport, MemoryUsage } from "../memory/memory_usage.ts";
 import { WebGpuStorage } from "../memory/webgpu_storage.ts";
+import { HostStagingPool } from "../memory/host_staging.ts";
+import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
 import { DeviceContext } from "../stream/device_context.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
 import { Stream } from "../stream/stream.ts";
@@ -93,6 +95,8 @@ export class WebGpuServer implements ComputeServer {
   #persistent: PersistentMemoryPolicy;
   #owned: boolean;
   #closed: DeviceLostError | null = null;
+  #dryRun = 0;
+  #hostStaging = new HostStagingPool();
 
   private constructor(device: GPUDevice, owned: boolean, props: DeviceProperties, options: ServerOptions) {
     this.device = device;
@@ -129,7 +133,7 @@ export class WebGpuServer implements ComputeServer {
       },
       logger,
     });
-    this.#utilities = { properties: props, logger };
+    this.#utilities = { properties: props, logger, layoutPolicy: new ContiguousLayoutPolicy(props.memory.alignment) };
     device.addEventListener("uncapturederror", (ev) => {
       const error = (ev as GPUUncapturedErrorEvent).error;
       const target = this.#ctx.current ?? this.stream(0);
@@ -179,6 +183,25 @@ export class WebGpuServer implements ComputeServer {
   /** True once the device is lost or the server destroyed. */
   get closed(): boolean {
     return this.#closed !== null;
+  }
+
+  /** True while a dry run is open: launches only compile, and new pages get no memory until used. */
+  get dryRun(): boolean {
+    return this.#dryRun > 0;
+  }
+
+  /**
+   * Opens (`+1`) or closes (`-1`) a dry-run window; windows nest.
+   *
+   * @param delta `1` to open, `-1` to close.
+   */
+  dryRunDepth(delta: 1 | -1): void {
+    this.#dryRun = Math.max(0, this.#dryRun + delta);
+  }
+
+  /** Host staging memory lent by `staging()`. */
+  get hostStaging(): HostStagingPool {
+    return this.#hostStaging;
   }
 
   /** Throws the `DeviceLostError` when the device is gone. */
@@ -247,7 +270,7 @@ export class WebGpuServer implements ComputeServer {
   initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void {
     this.checkAlive();
     const mm = this.stream(stream).memory;
-    const reserved = mm.reserve(size);
+    const reserved = mm.reserve(size, this.#dryRun > 0);
     mm.bind(reserved, memory);
     if (this.#ctx.logger.memoryFull) {
       this.#ctx.logger.log("memory", `stream ${stream}: reserved ${size} B for memory ${memory.id}`);
@@ -379,7 +402,7 @@ export class WebGpuServer implements ComputeServer {
     if (ctx.logger.launchesFull) {
       ctx.logger.log("launch", `${s.label}: ${kernel.name} [${x}, ${y}, ${z}]${mode === "skip" ? " (skip)" : ""}`);
     }
-    if (mode === "skip") {
+    if (mode === "skip" || this.#dryRun > 0) {
       if (entry.state !== "valid") s.watchPipeline(entry);
       return;
     }
@@ -415,6 +438,7 @@ export class WebGpuServer implements ComputeServer {
     s.submit();
     s.memory.cleanup(true);
     s.staging.clear();
+    this.#hostStaging.clear();
   }
 
   allocationMode(mode: MemoryAllocationMode, stream: StreamId): void {
@@ -427,8 +451,14 @@ export class WebGpuServer implements ComputeServer {
     s.memory.setMode(mode);
   }
 
-  staging(_sizes: readonly number[], _stream: StreamId): Uint8Array[] {
-    throw new UnsupportedError("staging: host staging buffers are not implemented yet");
+  staging(sizes: readonly number[], _stream: StreamId): Uint8Array[] {
+    this.checkAlive();
+    for (const size of sizes) {
+      if (!Number.isSafeInteger(size) || size < 0) {
+        throw new RangeError(`staging: sizes must be non-negative integers, got ${size}`);
+      }
+    }
+    return this.#hostStaging.lend(sizes);
   }
 
   startProfile(_stream: StreamId): Promise<ProfilingToken> {
