@@ -220,3 +220,21 @@ Deno.test("a launch loop whose temporaries come from the pools creates no GPUBuf
     assert.equal(created, 0);
   });
 });
+
+Deno.test("a GPUBuffer freed while unsubmitted work uses it is destroyed only after that submit", async () => {
+  await withClient(async (client) => {
+    client.installMemoryPools({ pools: [{ kind: "exclusive", maxAllocSize: 1 * MiB }] });
+    const x = client.create(new Uint32Array(64));
+    const out = client.create(new Uint32Array(64));
+    await client.sync();
+    const stream = client.server.stream(0);
+    client.launch(addKernel, [1], [x, x, out], new Uint32Array([64]));
+    client.launch(incKernel, [1], [x]); // queued, not submitted: x's page is in use
+    x.release();
+    stream.memory.cleanup(true); // frees x's page in the pool
+    assert.equal(stream.storage.liveBuffers, 2, "the buffer is kept while the encoder references it");
+    await client.flush(); // submits; no validation error about a destroyed buffer
+    assert.equal(stream.storage.liveBuffers, 1, "destroyed right after the submit");
+    assert.equal((await readF32(client, out)).length, 64);
+  });
+});
