@@ -1,23 +1,36 @@
 /**
- * Launch cost: host time to enqueue one tiny dispatch through
- * `client.launch`, next to the raw WebGPU floor (one encoder, one open pass,
- * a cached bind group, `setBindGroup` + `dispatchWorkgroups` per launch) in the
- * same group, on the same device, so the figures are ratios from one process.
+ * Launch cost: host time to enqueue a dispatch through `client.launch`, next
+ * to the raw WebGPU floor in the same group and on the same device, so every
+ * figure is a ratio from one process.
  *
- * Only the encoding loop is timed. Submits happen outside the timed region,
- * because on the software adapter a submit makes the CPU execute the queued
- * dispatches (tens of µs each), which would measure the software GPU, not the
- * runtime. Set `BENCH_TASKS_MAX` to bench another batching (the default here is
- * above the loop length, so no submit happens inside the loop).
+ * The raw floor is one encoder, one open pass, a cached bind group, and
+ * `setBindGroup` + `dispatchWorkgroups` per launch (the pipeline is set once).
  *
- * Run: `deno task bench` (or `deno bench --allow-env bench/launch_bench.ts`).
+ * Groups:
+ * - "tiny launch": 1,024 launches of a one-workgroup kernel. Only the loop is
+ *   timed; the submit happens outside it, because on the software adapter a
+ *   submit makes the CPU execute the queued dispatches (tens of µs each), which
+ *   would measure the software GPU, not the runtime. The client's `tasksMax` is
+ *   above the loop length here, so no submit happens inside the loop.
+ * - "4 buffers + changing info": the same with four storage buffers and info
+ *   words that change every launch (raw: a dynamic-offset arena uploaded once).
+ * - "tiny launch, default tasksMax": 4,096 launches with the client's default
+ *   batching, so its submits are inside the timed loop (the H200 target).
+ *   On the software adapter those submits execute the dispatches on the CPU.
+ *
+ * On the software adapter, `LP_NUM_THREADS=0` keeps llvmpipe from executing
+ * the previous iteration's dispatches on background threads while the next
+ * loop is timed (2 cores here), which makes the figures far less noisy.
+ *
+ * Run: `deno task bench` or `deno bench --allow-env bench/launch_bench.ts`.
  */
 
-import { createClient, defineKernel } from "../mod.ts";
+import { createClient, DEFAULT_TASKS_MAX, defineKernel } from "../mod.ts";
 
-const LAUNCHES = 256;
-const tasksMax = Number(Deno.env.get("BENCH_TASKS_MAX") ?? LAUNCHES * 4);
-const client = await createClient({ tasksMax });
+const LAUNCHES = 1024;
+const LONG = 4096;
+const client = await createClient({ tasksMax: LAUNCHES * 4 });
+const batched = await createClient({ device: client.server.device });
 const device = client.server.device;
 
 const WGSL_TINY = `
@@ -34,14 +47,18 @@ const WGSL_INFO = `
 const tiny = defineKernel({ name: "tiny", wgsl: WGSL_TINY });
 const withInfo = defineKernel({ name: "four-buffers-info", wgsl: WGSL_INFO });
 const x = client.create(new Uint32Array(64));
+const bx = batched.create(new Uint32Array(64));
 const bufs = [0, 1, 2, 3].map(() => client.create(new Uint32Array(64)));
 const infos = Array.from({ length: LAUNCHES }, (_, i) => new Uint32Array([i, i * 3, 7, i ^ 5]));
-// Warm the caches (pipelines, bind groups) outside the measurements.
-client.launch(tiny, [1], [x]);
-client.launch(withInfo, [1], bufs, infos[0]);
+const one = [1];
+const xs = [x];
+const bxs = [bx];
+client.launch(tiny, one, xs);
+client.launch(withInfo, one, bufs, infos[0]);
+batched.launch(tiny, one, bxs);
 await client.sync();
+await batched.sync();
 
-// Raw WebGPU objects for the floors.
 function storageLayout(n: number, info: boolean): GPUBindGroupLayout {
   const entries: GPUBindGroupLayoutEntry[] = [];
   for (let i = 0; i < n; i++) {
@@ -59,80 +76,107 @@ function storageLayout(n: number, info: boolean): GPUBindGroupLayout {
 function rawBuffer(size: number, label: string): GPUBuffer {
   return device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
 }
+function rawPipeline(wgsl: string, layout: GPUBindGroupLayout): GPUComputePipeline {
+  return device.createComputePipeline({
+    label: "raw pipeline",
+    layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+    compute: { module: device.createShaderModule({ code: wgsl }), entryPoint: "main" },
+  });
+}
 const rawTinyLayout = storageLayout(1, false);
-const rawTiny = device.createComputePipeline({
-  label: "raw tiny",
-  layout: device.createPipelineLayout({ bindGroupLayouts: [rawTinyLayout] }),
-  compute: { module: device.createShaderModule({ code: WGSL_TINY }), entryPoint: "main" },
-});
-const rawX = rawBuffer(256, "raw x");
+const rawTiny = rawPipeline(WGSL_TINY, rawTinyLayout);
 const rawTinyBg = device.createBindGroup({
   layout: rawTinyLayout,
-  entries: [{ binding: 0, resource: { buffer: rawX } }],
+  entries: [{ binding: 0, resource: { buffer: rawBuffer(256, "raw x") } }],
 });
-
 const align = device.limits.minStorageBufferOffsetAlignment;
 const rawInfoLayout = storageLayout(4, true);
-const rawInfoPipe = device.createComputePipeline({
-  label: "raw info",
-  layout: device.createPipelineLayout({ bindGroupLayouts: [rawInfoLayout] }),
-  compute: { module: device.createShaderModule({ code: WGSL_INFO }), entryPoint: "main" },
-});
-const rawBufs = [0, 1, 2, 3].map((i) => rawBuffer(256, `raw buffer ${i}`));
+const rawInfoPipe = rawPipeline(WGSL_INFO, rawInfoLayout);
 const arena = rawBuffer(LAUNCHES * align, "raw info arena");
 const arenaHost = new Uint32Array(LAUNCHES * align / 4);
 const rawInfoBg = device.createBindGroup({
   layout: rawInfoLayout,
   entries: [
-    ...rawBufs.map((buffer, i) => ({ binding: i, resource: { buffer } })),
+    ...[0, 1, 2, 3].map((i) => ({ binding: i, resource: { buffer: rawBuffer(256, `raw buffer ${i}`) } })),
     { binding: 4, resource: { buffer: arena, offset: 0, size: 16 } },
   ],
 });
 const dyn = new Uint32Array(1);
 
-Deno.bench({ group: "tiny launch", name: "raw WebGPU floor", baseline: true, n: 40, warmup: 5 }, (b) => {
+async function rawTinyLoop(b: Deno.BenchContext, n: number): Promise<void> {
   const encoder = device.createCommandEncoder();
   const pass = encoder.beginComputePass();
   pass.setPipeline(rawTiny);
   b.start();
-  for (let i = 0; i < LAUNCHES; i++) {
+  for (let i = 0; i < n; i++) {
     pass.setBindGroup(0, rawTinyBg);
     pass.dispatchWorkgroups(1);
   }
   b.end();
   pass.end();
   device.queue.submit([encoder.finish()]);
+}
+
+Deno.bench({ group: "tiny launch", name: "raw WebGPU floor", baseline: true, n: 60, warmup: 10 }, async (b) => {
+  await rawTinyLoop(b, LAUNCHES);
 });
 
-Deno.bench({ group: "tiny launch", name: "client.launch", n: 40, warmup: 5 }, async (b) => {
+Deno.bench({ group: "tiny launch", name: "client.launch", n: 60, warmup: 10 }, async (b) => {
+  b.start();
+  for (let i = 0; i < LAUNCHES; i++) client.launch(tiny, one, xs);
+  b.end();
+  await client.flush();
+});
+
+Deno.bench({ group: "tiny launch", name: "client.launch with array literals", n: 60, warmup: 10 }, async (b) => {
   b.start();
   for (let i = 0; i < LAUNCHES; i++) client.launch(tiny, [1], [x]);
   b.end();
   await client.flush();
 });
 
-Deno.bench({ group: "4 buffers + changing info", name: "raw WebGPU floor", baseline: true, n: 40, warmup: 5 }, (b) => {
-  const encoder = device.createCommandEncoder();
-  const pass = encoder.beginComputePass();
-  pass.setPipeline(rawInfoPipe);
-  b.start();
-  for (let i = 0; i < LAUNCHES; i++) {
-    arenaHost.set(infos[i]!, (i * align) / 4);
-    dyn[0] = i * align;
-    pass.setBindGroup(0, rawInfoBg, dyn, 0, 1);
-    pass.dispatchWorkgroups(1);
-  }
-  device.queue.writeBuffer(arena, 0, arenaHost);
-  b.end();
-  pass.end();
-  device.queue.submit([encoder.finish()]);
-});
+Deno.bench(
+  { group: "4 buffers + changing info", name: "raw WebGPU floor", baseline: true, n: 60, warmup: 10 },
+  async (b) => {
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    pass.setPipeline(rawInfoPipe);
+    b.start();
+    for (let i = 0; i < LAUNCHES; i++) {
+      arenaHost.set(infos[i]!, (i * align) / 4);
+      dyn[0] = i * align;
+      pass.setBindGroup(0, rawInfoBg, dyn, 0, 1);
+      pass.dispatchWorkgroups(1);
+    }
+    b.end();
+    device.queue.writeBuffer(arena, 0, arenaHost); // once per submit, like the client's arena upload
+    pass.end();
+    device.queue.submit([encoder.finish()]);
+  },
+);
 
-Deno.bench({ group: "4 buffers + changing info", name: "client.launch", n: 40, warmup: 5 }, async (b) => {
+Deno.bench({ group: "4 buffers + changing info", name: "client.launch", n: 60, warmup: 10 }, async (b) => {
   b.start();
-  for (let i = 0; i < LAUNCHES; i++) client.launch(withInfo, [1], bufs, infos[i]);
+  for (let i = 0; i < LAUNCHES; i++) client.launch(withInfo, one, bufs, infos[i]);
   b.end();
   await client.flush();
 });
+
+Deno.bench(
+  { group: "tiny launch, default tasksMax", name: "raw WebGPU floor", baseline: true, n: 20, warmup: 3 },
+  async (b) => {
+    await rawTinyLoop(b, LONG);
+  },
+);
+
+Deno.bench(
+  { group: "tiny launch, default tasksMax", name: `client.launch (tasksMax ${DEFAULT_TASKS_MAX})`, n: 20, warmup: 3 },
+  async (b) => {
+    b.start();
+    for (let i = 0; i < LONG; i++) batched.launch(tiny, one, bxs);
+    b.end();
+    await batched.flush();
+  },
+);
 
 globalThis.addEventListener("unload", () => client.destroy());

@@ -331,12 +331,17 @@ export class ComputeClient {
     let z = 1;
     let indirect: Handle | null = null;
     if (Array.isArray(count)) {
-      if (count.length < 1 || count.length > 3) {
-        throw new RangeError(`launch(${kernel.name}): count must have 1 to 3 entries, got ${count.length}`);
-      }
+      const n = count.length;
       x = count[0];
-      y = count.length > 1 ? count[1] : 1;
-      z = count.length > 2 ? count[2] : 1;
+      if (n > 1) {
+        y = count[1];
+        if (n > 2) z = count[2];
+      }
+      const max = this.#maxCount;
+      // `v >>> 0 === v` accepts exactly the integers 0..2^32-1.
+      if (
+        n < 1 || n > 3 || (x >>> 0) !== x || (y >>> 0) !== y || (z >>> 0) !== z || x > max || y > max || z > max
+      ) this.#badCount(kernel, count);
     } else if (count instanceof Handle) {
       indirect = this.#checkIndirect(count, kernel);
     } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "static") {
@@ -344,18 +349,17 @@ export class ComputeClient {
       x = c.x;
       y = c.y;
       z = c.z;
+      this.#badCount(kernel, [x, y, z], true);
     } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "dynamic") {
       indirect = this.#checkIndirect((count as { binding: unknown }).binding as Handle, kernel);
     } else {
       throw new TypeError(`launch(${kernel.name}): count must be [x, y, z], a CubeCount or a Handle`);
     }
-    if (indirect === null) this.#checkCounts(kernel, x, y, z);
     if (!Array.isArray(buffers)) throw new TypeError(`launch(${kernel.name}): buffers must be an array of Handle`);
-    for (let i = 0; i < buffers.length; i++) {
+    const nb = buffers.length;
+    for (let i = 0; i < nb; i++) {
       const b = buffers[i];
-      if (!(b instanceof Handle) || b.released || b.owner !== server) {
-        this.#checkHandle(b, `launch(${kernel.name}) buffer ${i}`);
-      }
+      if (!(b instanceof Handle) || b.owner !== server) this.#checkHandle(b, `launch(${kernel.name}) buffer ${i}`);
     }
     let words: InfoWords | null = null;
     if (info !== undefined && info !== null) {
@@ -365,38 +369,45 @@ export class ComputeClient {
       if (info.length > 0) words = info;
     }
     const declared = kernel.layout.bindings;
-    if (declared !== null && declared !== buffers.length + (words === null ? 0 : 1)) {
-      throw new TypeError(
-        `launch(${kernel.name}): the kernel declares ${declared} bindings in @group(0) but the launch binds ${buffers.length} buffer${
-          buffers.length === 1 ? "" : "s"
-        }${words === null ? " and no info words" : " plus info words"}`,
-      );
-    }
-    const mode = options?.mode ?? "execute";
-    if (mode !== "execute" && mode !== "skip") {
-      throw new TypeError(`launch(${kernel.name}): mode must be "execute" or "skip"`);
+    if (declared !== null && declared !== nb + (words === null ? 0 : 1)) this.#badArity(kernel, nb, words !== null);
+    let mode: LaunchMode = "execute";
+    if (options !== undefined) {
+      mode = options.mode ?? "execute";
+      if (mode !== "execute" && mode !== "skip") {
+        throw new TypeError(`launch(${kernel.name}): mode must be "execute" or "skip"`);
+      }
     }
     server.launchRaw(kernel, buffers, words, x, y, z, indirect, mode, this.stream);
   }
 
-  #checkCounts(kernel: Kernel, x: number, y: number, z: number): void {
-    const max = this.#maxCount;
-    if (
-      !Number.isSafeInteger(x) || !Number.isSafeInteger(y) || !Number.isSafeInteger(z) || x < 0 || y < 0 || z < 0
-    ) {
-      throw new RangeError(
-        `launch(${kernel.name}): workgroup counts must be non-negative integers, got [${x}, ${y}, ${z}]`,
-      );
+  /** Throws the error a bad static count deserves (or returns when `onlyIfBad` and it is fine). */
+  #badCount(kernel: Kernel, count: readonly number[], onlyIfBad = false): void {
+    if (count.length < 1 || count.length > 3) {
+      throw new RangeError(`launch(${kernel.name}): count must have 1 to 3 entries, got ${count.length}`);
     }
-    if (x > max || y > max || z > max) {
+    const [x, y = 1, z = 1] = count;
+    if (![x, y, z].every((v) => Number.isSafeInteger(v) && v! >= 0)) {
+      throw new RangeError(`launch(${kernel.name}): workgroup counts must be non-negative integers, got [${count}]`);
+    }
+    const max = this.#maxCount;
+    if (x! > max || y > max || z > max) {
       throw new ResourceLimitError(
         "cube-count",
         `launch(${kernel.name})`,
-        [x, y, z],
+        [x!, y, z],
         [max, max, max],
         "maxComputeWorkgroupsPerDimension",
       );
     }
+    if (!onlyIfBad) throw new Error("unreachable: count was valid");
+  }
+
+  #badArity(kernel: Kernel, buffers: number, info: boolean): never {
+    throw new TypeError(
+      `launch(${kernel.name}): the kernel declares ${kernel.layout.bindings} bindings in @group(0) but the launch binds ${buffers} buffer${
+        buffers === 1 ? "" : "s"
+      }${info ? " plus info words" : " and no info words"}`,
+    );
   }
 
   #checkIndirect(h: Handle, kernel: Kernel): Handle {

@@ -56,6 +56,11 @@ export class Kernel {
   readonly id: string;
   /** What could be read from the source. */
   readonly layout: KernelLayout;
+  /**
+   * Internal: the pipeline slots of the pipeline cache that compiled this
+   * kernel last, so a launch finds its pipeline without a map lookup.
+   */
+  compiled: { owner: object | null; slots: unknown[] } = { owner: null, slots: [] };
 
   /**
    * Creates the instance.

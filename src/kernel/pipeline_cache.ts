@@ -38,6 +38,8 @@ export interface PipelineEntry {
   error: ServerError | null;
   /** Settles when the state is known. */
   readonly checked: Promise<void>;
+  /** Internal: the last resolved bindings of a launch, owned by the stream layer. */
+  memo: object | null;
 }
 
 /** Device limits the compile path checks. */
@@ -89,7 +91,13 @@ export class PipelineCache {
    */
   get(kernel: Kernel, buffers: number, info: boolean): PipelineEntry {
     const slot = buffers * 2 + (info ? 1 : 0);
+    const compiled = kernel.compiled;
+    if (compiled.owner === this) {
+      const fast = compiled.slots[slot];
+      if (fast !== undefined) return fast as PipelineEntry;
+    }
     const list = this.#entries.get(kernel.id);
+    if (list !== undefined) kernel.compiled = { owner: this, slots: list };
     const hit = list?.[slot];
     if (hit !== undefined) return hit;
     return this.#compile(kernel, buffers, info, slot);
@@ -190,6 +198,7 @@ export class PipelineCache {
       info,
       state: "pending",
       error: null,
+      memo: null,
       checked: Promise.all([validation, internal]).then(([v, i]) => {
         const err = v ?? i;
         if (err === null) {
@@ -209,6 +218,7 @@ export class PipelineCache {
     let list = this.#entries.get(kernel.id);
     if (list === undefined) this.#entries.set(kernel.id, list = []);
     list[slot] = entry;
+    kernel.compiled = { owner: this, slots: list };
     return entry;
   }
 }

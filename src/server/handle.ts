@@ -39,8 +39,7 @@ export class Handle implements BufferBinding, Disposable {
   readonly offsetStart: number;
   /** Bytes trimmed from the back. */
   readonly offsetEnd: number;
-  #owner: object;
-  #released = false;
+  #owner: object | null;
 
   /**
    * Internal: handles are made by a client (`create`, `empty`, `clone`).
@@ -68,14 +67,14 @@ export class Handle implements BufferBinding, Disposable {
     this.offsetEnd = offsetEnd;
   }
 
-  /** The server this handle belongs to. */
-  get owner(): object {
+  /** The server this handle belongs to, or `null` once released. */
+  get owner(): object | null {
     return this.#owner;
   }
 
   /** True once `release()` was called on this handle object. */
   get released(): boolean {
-    return this.#released;
+    return this.#owner === null;
   }
 
   /** Bytes viewed: `size - offsetStart - offsetEnd`. */
@@ -100,9 +99,9 @@ export class Handle implements BufferBinding, Disposable {
    * @throws {TypeError} When this handle was released.
    */
   clone(): Handle {
-    this.#check("clone");
+    const owner = this.#check("clone");
     this.memory.retain();
-    return new Handle(this.#owner, this.memory, this.stream, this.size, this.offsetStart, this.offsetEnd);
+    return new Handle(owner, this.memory, this.stream, this.size, this.offsetStart, this.offsetEnd);
   }
 
   /**
@@ -116,7 +115,7 @@ export class Handle implements BufferBinding, Disposable {
    * front offset is not a multiple of 4, or the view would be negative.
    */
   view(start: number, end = 0): Handle {
-    this.#check("view");
+    const owner = this.#check("view");
     for (const [name, v] of [["start", start], ["end", end]] as const) {
       if (!Number.isSafeInteger(v) || v < 0) {
         throw new RangeError(`Handle.view: ${name} must be a non-negative integer, got ${v}`);
@@ -129,7 +128,7 @@ export class Handle implements BufferBinding, Disposable {
       throw new RangeError(`Handle.view: trimming ${start} + ${end} B exceeds the ${this.sizeInUse} B in view`);
     }
     this.memory.retain();
-    return new Handle(this.#owner, this.memory, this.stream, this.size, this.offsetStart + start, this.offsetEnd + end);
+    return new Handle(owner, this.memory, this.stream, this.size, this.offsetStart + start, this.offsetEnd + end);
   }
 
   /**
@@ -147,8 +146,8 @@ export class Handle implements BufferBinding, Disposable {
 
   /** Drops this reference. Releasing twice is a no-op. */
   release(): void {
-    if (this.#released) return;
-    this.#released = true;
+    if (this.#owner === null) return;
+    this.#owner = null;
     this.memory.drop();
   }
 
@@ -157,9 +156,10 @@ export class Handle implements BufferBinding, Disposable {
     this.release();
   }
 
-  #check(what: string): void {
-    if (this.#released) {
+  #check(what: string): object {
+    if (this.#owner === null) {
       throw new TypeError(`Handle.${what}: memory ${this.memory.id} (${this.size} B) was released`);
     }
+    return this.#owner;
   }
 }

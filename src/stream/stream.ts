@@ -37,6 +37,16 @@ interface Finished {
   entry: PipelineEntry | null;
 }
 
+/** The resolved bindings of a pipeline's last launch (see `Stream.launch`). */
+interface LaunchMemo {
+  stream: Stream;
+  bindings: readonly BufferBinding[];
+  slices: Slice[];
+  bindGroup: GPUBindGroup;
+  infoBytes: number;
+  arenaId: number;
+}
+
 /** Resolves a binding's descriptor through its owner stream (slow path). */
 export type OwnerResolver = (binding: BufferBinding) => Slice;
 
@@ -187,10 +197,12 @@ export class Stream {
   }
 
   /**
-   * Resolves bindings into the bind group cache's scratch arrays. Returns
-   * false (after queuing an `IoError`) when a binding is stale.
+   * Resolves bindings into the bind group cache's scratch arrays. Returns -1
+   * (after queuing an `IoError`) when a binding is stale, else the number of
+   * bindings owned by another stream (pinned until their submission completes).
    */
-  #resolveBindings(bindings: readonly BufferBinding[], n: number, kernel: string): boolean {
+  #resolveBindings(bindings: readonly BufferBinding[], n: number, kernel: string): number {
+    let cross = 0;
     const cache = this.#ctx.bindGroups;
     const ids = cache.ids;
     const offsets = cache.offsets;
@@ -210,7 +222,7 @@ export class Stream {
               ? new LaunchError("io", kernel, `${kernel}: binding ${i}: ${e.message}`, { cause: e })
               : e as ServerError,
           );
-          return false;
+          return -1;
         }
       }
       const page = slice.page;
@@ -219,13 +231,14 @@ export class Stream {
       if (owner !== this.slot) {
         desc.pin();
         this.#pinsPending.push(desc);
+        cross++;
       }
       ids[i] = page.storage.id;
       offsets[i] = slice.offset + b.offsetStart;
       sizes[i] = alignUp(b.size - b.offsetStart - b.offsetEnd, 4);
       buffers[i] = page.storage.resource!;
     }
-    return true;
+    return cross;
   }
 
   /**
@@ -261,16 +274,46 @@ export class Stream {
       }
     }
     const n = entry.buffers;
-    const name = entry.kernel.name;
-    if (!this.#resolveBindings(bindings, n, name)) return;
-    const cache = this.#ctx.bindGroups;
-    const bindGroup = info === null
-      ? cache.get(entry.layoutId, entry.layout, n, null, 0, 0)
-      : cache.get(entry.layoutId, entry.layout, n, this.#arena.buffer, this.#arena.id, info.length * 4);
+    const infoBytes = info === null ? 0 : info.length * 4;
+    const arenaId = info === null ? 0 : this.#arena.id;
+    let bindGroup: GPUBindGroup | null = null;
+    // Fast path: the same handles as this pipeline's last launch on this stream,
+    // still owning the same slices: reuse the bind group, only track page use.
+    const memo = entry.memo as LaunchMemo | null;
+    if (
+      memo !== null && memo.stream === this && memo.infoBytes === infoBytes && memo.arenaId === arenaId &&
+      indirect === null
+    ) {
+      const mb = memo.bindings;
+      const ms = memo.slices;
+      let i = 0;
+      while (i < n && bindings[i] === mb[i] && bindings[i]!.memory.slice === ms[i]) i++;
+      if (i === n) {
+        const epoch = this.epoch;
+        for (i = 0; i < n; i++) {
+          const page = ms[i]!.page;
+          if (page.useStream !== this || page.useEpoch !== epoch) this.usePage(page);
+        }
+        bindGroup = memo.bindGroup;
+      }
+    }
+    if (bindGroup === null) {
+      const cross = this.#resolveBindings(bindings, n, entry.kernel.name);
+      if (cross < 0) return;
+      const cache = this.#ctx.bindGroups;
+      bindGroup = info === null
+        ? cache.get(entry.layoutId, entry.layout, n, null, 0, 0)
+        : cache.get(entry.layoutId, entry.layout, n, this.#arena.buffer, arenaId, infoBytes);
+      if (cross === 0) {
+        const slices: Slice[] = [];
+        for (let i = 0; i < n; i++) slices.push(bindings[i]!.memory.slice!);
+        entry.memo = { stream: this, bindings: bindings.slice(0, n), slices, bindGroup, infoBytes, arenaId };
+      }
+    }
     let indirectBuffer: GPUBuffer | null = null;
     let indirectOffset = 0;
     if (indirect !== null) {
-      const r = this.#indirectSource(indirect, n, name);
+      const r = this.#indirectSource(indirect, n, entry.kernel.name);
       if (r === null) return;
       indirectBuffer = r.buffer;
       indirectOffset = r.offset;
@@ -459,6 +502,9 @@ export class Stream {
       ctx.logger.log("stream", `${this.label}: submit #${ctx.submitIndex} (${items.length} command buffers)`);
     }
     this.submitHook?.(this);
+    // Open the next encoder and pass now, at a flush point, so the next launch
+    // pays neither (tens of µs each on some drivers).
+    if (ctx.lost === null) this.#openPass();
   }
 
   /**
