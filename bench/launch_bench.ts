@@ -103,7 +103,7 @@ const rawInfoBg = device.createBindGroup({
 });
 const dyn = new Uint32Array(1);
 
-async function rawTinyLoop(b: Deno.BenchContext, n: number): Promise<void> {
+function rawTinyLoop(b: Deno.BenchContext, n: number): void {
   const encoder = device.createCommandEncoder();
   const pass = encoder.beginComputePass();
   pass.setPipeline(rawTiny);
@@ -117,8 +117,8 @@ async function rawTinyLoop(b: Deno.BenchContext, n: number): Promise<void> {
   device.queue.submit([encoder.finish()]);
 }
 
-Deno.bench({ group: "tiny launch", name: "raw WebGPU floor", baseline: true, n: 60, warmup: 10 }, async (b) => {
-  await rawTinyLoop(b, LAUNCHES);
+Deno.bench({ group: "tiny launch", name: "raw WebGPU floor", baseline: true, n: 60, warmup: 10 }, (b) => {
+  rawTinyLoop(b, LAUNCHES);
 });
 
 Deno.bench({ group: "tiny launch", name: "client.launch", n: 60, warmup: 10 }, async (b) => {
@@ -137,7 +137,7 @@ Deno.bench({ group: "tiny launch", name: "client.launch with array literals", n:
 
 Deno.bench(
   { group: "4 buffers + changing info", name: "raw WebGPU floor", baseline: true, n: 60, warmup: 10 },
-  async (b) => {
+  (b) => {
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     pass.setPipeline(rawInfoPipe);
@@ -164,8 +164,8 @@ Deno.bench({ group: "4 buffers + changing info", name: "client.launch", n: 60, w
 
 Deno.bench(
   { group: "tiny launch, default tasksMax", name: "raw WebGPU floor", baseline: true, n: 20, warmup: 3 },
-  async (b) => {
-    await rawTinyLoop(b, LONG);
+  (b) => {
+    rawTinyLoop(b, LONG);
   },
 );
 
