@@ -1,0 +1,69 @@
+/**
+ * Choosing the default `tasksMax` (dispatches per submit): host time per
+ * launch over 8,192 tiny launches, submits included, for several batch sizes,
+ * next to the raw floor (one encoder and one pass for the whole loop).
+ *
+ * Meaningful on a real GPU only: on the software adapter each submit executes
+ * the dispatches on the CPU, so smaller batches look slower for that reason.
+ *
+ * Run: `deno bench --allow-env bench/tasks_max_bench.ts`.
+ */
+
+import { createClient, defineKernel } from "../mod.ts";
+
+const LAUNCHES = 8192;
+const SIZES = [16, 32, 64, 128, 256, 512, 1024, 4096];
+const WGSL = `
+@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(1) fn main() { x[0] = x[0] + 1u; }`;
+const first = await createClient();
+const device = first.server.device;
+const kernel = defineKernel({ name: "tiny", wgsl: WGSL });
+const clients = await Promise.all(SIZES.map((tasksMax) => createClient({ device, tasksMax })));
+const one = [1];
+const targets = clients.map((c) => [c.create(new Uint32Array(4))]);
+clients.forEach((c, i) => c.launch(kernel, one, targets[i]!));
+await Promise.all(clients.map((c) => c.sync()));
+
+const layout = device.createBindGroupLayout({
+  entries: [{ binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } }],
+});
+const pipeline = device.createComputePipeline({
+  layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+  compute: { module: device.createShaderModule({ code: WGSL }), entryPoint: "main" },
+});
+const bg = device.createBindGroup({
+  layout,
+  entries: [{
+    binding: 0,
+    resource: { buffer: device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }) },
+  }],
+});
+
+Deno.bench({ group: "tasksMax sweep", name: "raw floor (one encoder, one pass)", baseline: true, n: 10 }, async (b) => {
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  pass.setPipeline(pipeline);
+  b.start();
+  for (let i = 0; i < LAUNCHES; i++) {
+    pass.setBindGroup(0, bg);
+    pass.dispatchWorkgroups(1);
+  }
+  b.end();
+  pass.end();
+  device.queue.submit([encoder.finish()]);
+  await device.queue.onSubmittedWorkDone();
+});
+
+SIZES.forEach((tasksMax, i) => {
+  const client = clients[i]!;
+  const target = targets[i]!;
+  Deno.bench({ group: "tasksMax sweep", name: `client.launch, tasksMax ${tasksMax}`, n: 10 }, async (b) => {
+    b.start();
+    for (let j = 0; j < LAUNCHES; j++) client.launch(kernel, one, target);
+    b.end();
+    await client.sync();
+  });
+});
+
+globalThis.addEventListener("unload", () => first.destroy());
