@@ -52,7 +52,7 @@ import type {
 export interface ServerOptions extends DeviceOptions {
   /**
    * Dispatches per submit on each stream. Larger batches cost less host time
-   * per launch; smaller ones start the device sooner. @default 256
+   * per launch; smaller ones start the device sooner. @default 512
    */
   tasksMax?: number;
   /** Number of stream slots; stream `id` uses slot `id % maxStreams`. @default 128 */
@@ -66,7 +66,7 @@ export interface ServerOptions extends DeviceOptions {
 }
 
 /** Default dispatches per submit (see `bench/RESULTS.md` for the measurement behind it). */
-export const DEFAULT_TASKS_MAX = 256;
+export const DEFAULT_TASKS_MAX = 512;
 
 const MAIN_USAGE = 0x80 /* STORAGE */ | 0x04 /* COPY_SRC */ | 0x08 /* COPY_DST */ | 0x100 /* INDIRECT */;
 
@@ -96,6 +96,7 @@ export class WebGpuServer implements ComputeServer {
   #owned: boolean;
   #closed: DeviceLostError | null = null;
   #dryRun = 0;
+  #maxStreams: number;
   #hostStaging = new HostStagingPool();
 
   private constructor(device: GPUDevice, owned: boolean, props: DeviceProperties, options: ServerOptions) {
@@ -104,6 +105,7 @@ export class WebGpuServer implements ComputeServer {
     this.#props = props;
     const tasksMax = options.tasksMax ?? DEFAULT_TASKS_MAX;
     const maxStreams = options.maxStreams ?? 128;
+    this.#maxStreams = maxStreams;
     if (!Number.isSafeInteger(tasksMax) || tasksMax < 1) {
       throw new RangeError(`createClient: tasksMax must be a positive integer, got ${tasksMax}`);
     }
@@ -387,7 +389,7 @@ export class WebGpuServer implements ComputeServer {
   ): void {
     if (this.#closed !== null) throw this.#closed;
     if (indirect === null && (x === 0 || y === 0 || z === 0)) return;
-    const s = this.stream(stream);
+    const s = (stream < this.#maxStreams ? this.#streams[stream] : undefined) ?? this.stream(stream);
     const ctx = this.#ctx;
     let entry;
     try {

@@ -86,6 +86,7 @@ export class Stream {
   #lastPipeline: GPUComputePipeline | null = null;
   #dyn = new Uint32Array(1);
   #indirect: GPUBuffer | null = null;
+  #tasksMax: number;
   #indirectUsed = 0;
 
   /**
@@ -107,6 +108,7 @@ export class Stream {
     this.storage = parts.storage;
     this.#resolveOwner = parts.resolveOwner;
     const s = parts.ctx.settings;
+    this.#tasksMax = s.tasksMax;
     this.#arena = new InfoArena(parts.ctx.device, {
       capacity: Math.max(64 * 1024, Math.min(s.tasksMax, 1024) * s.storageOffsetAlignment),
       alignment: s.storageOffsetAlignment,
@@ -318,8 +320,11 @@ export class Stream {
       indirectBuffer = r.buffer;
       indirectOffset = r.offset;
     }
-    if (entry.state !== "valid") this.watchPipeline(entry);
-    const segment = entry.state === "valid" ? null : entry;
+    let segment: PipelineEntry | null = null;
+    if (entry.state !== "valid") {
+      this.watchPipeline(entry);
+      segment = entry;
+    }
     if (segment !== this.#segment) this.#switchSegment(segment);
     const pass = this.#pass ?? this.#openPass();
     if (entry.pipeline !== this.#lastPipeline) {
@@ -334,7 +339,7 @@ export class Stream {
     if (indirectBuffer !== null) pass.dispatchWorkgroupsIndirect(indirectBuffer, indirectOffset);
     else pass.dispatchWorkgroups(x, y, z);
     this.#commands++;
-    if (++this.#tasks >= this.#ctx.settings.tasksMax) this.submit();
+    if (++this.#tasks >= this.#tasksMax) this.submit();
   }
 
   /**

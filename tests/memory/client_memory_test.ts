@@ -43,16 +43,24 @@ Deno.test("36: after releasing every handle, memoryCleanup() brings usage and re
   });
 });
 
-Deno.test("the default layout routes by size: zero bytes, two sliced pools, then an exclusive tail", async () => {
+Deno.test("the default layout routes each size to the first pool that accepts it", async () => {
   await withClient((client) => {
-    client.empty(0);
-    client.empty(1000);
-    client.empty(10 * MiB);
-    client.empty(20 * MiB);
+    const sizes = [0, 1000, 10 * MiB, 20 * MiB, 100 * MiB];
+    for (const s of sizes) client.empty(s);
     const r = client.memoryReport();
-    assert.deepEqual(r.dynamic.map((p) => p.kind.type), ["exclusive", "sliced", "sliced", "exclusive"]);
-    assert.deepEqual(r.dynamic.map((p) => p.usage.numberAllocs), [1, 1, 1, 1]);
-    assert.equal(r.dynamic[3]!.largestAlloc, 20 * MiB);
+    const kinds = r.dynamic.map((p) => p.kind.type);
+    assert.equal(kinds[0], "exclusive");
+    assert.equal(kinds[kinds.length - 1], "exclusive");
+    assert.ok(kinds.slice(1, -1).every((k) => k === "sliced"));
+    const accepts = (k: (typeof r.dynamic)[number]["kind"], size: number) =>
+      k.type === "exclusive" ? size <= k.maxAllocSize : k.type === "sliced"
+        ? size <= k.maxSliceSize ||
+          (k.maxPoolSize === undefined && k.pageSize >= size && (k.pageSize - size) * 5 < k.pageSize)
+        : true;
+    const expected = r.dynamic.map(() => 0);
+    for (const s of sizes) expected[r.dynamic.findIndex((p) => accepts(p.kind, s))]! += 1;
+    assert.deepEqual(r.dynamic.map((p) => p.usage.numberAllocs), expected);
+    assert.equal(Math.max(...r.dynamic.map((p) => p.largestAlloc)), 100 * MiB);
   });
 });
 

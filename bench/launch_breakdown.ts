@@ -1,0 +1,83 @@
+/**
+ * Where a launch's host time goes: the same 1,024-launch loop of a tiny kernel
+ * through each layer (raw WebGPU, `stream.launch`, `server.launchRaw`,
+ * `client.launch`), interleaved rep by rep, with median and p10 ns per launch.
+ * A diagnostic script, not a `Deno.bench` file.
+ *
+ * Run: `deno run --allow-env bench/launch_breakdown.ts` (env `N`, `REPS`).
+ */
+
+import process from "node:process";
+import { createClient, defineKernel, type PipelineEntry } from "../mod.ts";
+
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const N = Number(Deno.env.get("N") ?? 1024);
+const REPS = Number(Deno.env.get("REPS") ?? 200);
+const client = await createClient({ tasksMax: 1 << 20 });
+const device = client.server.device;
+const WGSL = `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(1) fn main() { x[0] = x[0] + 1u; }`;
+const k = defineKernel({ name: "tiny", wgsl: WGSL });
+const x = client.create(new Uint32Array(64));
+const one = [1];
+const bufs = [x];
+client.launch(k, one, bufs);
+await client.sync();
+const layout = device.createBindGroupLayout({
+  entries: [{ binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } }],
+});
+const pipe = device.createComputePipeline({
+  layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+  compute: { module: device.createShaderModule({ code: WGSL }), entryPoint: "main" },
+});
+const bg = device.createBindGroup({
+  layout,
+  entries: [{ binding: 0, resource: { buffer: device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE }) } }],
+});
+const server = client.server;
+const stream = server.stream(0);
+const entry = k.compiled.slots[2] as PipelineEntry;
+const results: Record<string, number[]> = {};
+const rec = (name: string, ms: number) => (results[name] ??= []).push((ms / N) * 1e6);
+
+for (let rep = 0; rep < REPS; rep++) {
+  {
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    pass.setPipeline(pipe);
+    const t0 = now();
+    for (let i = 0; i < N; i++) {
+      pass.setBindGroup(0, bg);
+      pass.dispatchWorkgroups(1);
+    }
+    rec("raw WebGPU", now() - t0);
+    pass.end();
+    device.queue.submit([enc.finish()]);
+  }
+  let t0 = now();
+  for (let i = 0; i < N; i++) stream.launch(entry, bufs, null, 1, 1, 1, null);
+  rec("stream.launch", now() - t0);
+  stream.submit();
+  t0 = now();
+  for (let i = 0; i < N; i++) server.launchRaw(k, bufs, null, 1, 1, 1, null, "execute", 0);
+  rec("server.launchRaw", now() - t0);
+  stream.submit();
+  t0 = now();
+  for (let i = 0; i < N; i++) client.launch(k, one, bufs);
+  rec("client.launch", now() - t0);
+  stream.submit();
+  t0 = now();
+  for (let i = 0; i < N; i++) client.launch(k, [1], [x]);
+  rec("client.launch (literals)", now() - t0);
+  stream.submit();
+}
+await client.sync();
+for (const [name, v] of Object.entries(results)) {
+  v.sort((a, b) => a - b);
+  console.log(
+    `${name.padEnd(26)} median ${v[v.length >> 1]!.toFixed(0).padStart(5)} ns/launch, p10 ${
+      v[Math.floor(v.length * 0.1)]!.toFixed(0).padStart(5)
+    }`,
+  );
+}
+client.destroy();
