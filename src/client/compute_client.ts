@@ -15,9 +15,21 @@ import type { MemoryConfiguration } from "../memory/memory_config.ts";
 import { combineUsage, type MemoryReport, type MemoryUsage } from "../memory/memory_usage.ts";
 import type { MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
 import { Handle } from "../server/handle.ts";
-import type { CubeCount, DeviceProperties, LaunchMode, ManagedResource } from "../server/types.ts";
+import type {
+  CubeCount,
+  DeviceProperties,
+  LaunchMode,
+  ManagedResource,
+  ProfileDuration,
+  ProfileTicks,
+} from "../server/types.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
+import { ServerError } from "../errors.ts";
+import type { ProfilingToken } from "../ids.ts";
+import type { DispatchTiming } from "../profile/timestamp_profiler.ts";
+import { type KernelSummary, summarizeDispatches, writeChromeTrace } from "../profile/trace.ts";
+import { Graph } from "./graph_handle.ts";
 
 /** Host bytes accepted by `create` and `write`. */
 export type HostData = ArrayBufferView | ArrayBuffer;
@@ -35,6 +47,28 @@ export interface Tensor {
   readonly strides: readonly number[];
   /** Bytes per element. */
   readonly elemSize: number;
+}
+
+/** What `profile()` measured. */
+export interface ProfileResult<T> {
+  /** What the profiled function returned. */
+  readonly result: T;
+  /** The duration as `endProfile` returned it. */
+  readonly duration: ProfileDuration;
+  /** Start and end, in nanoseconds. */
+  readonly ticks: ProfileTicks;
+  /** `ticks.end - ticks.start`, in nanoseconds. */
+  readonly nanos: number;
+  /** Each dispatch's device time (device timing only). */
+  readonly dispatches: readonly DispatchTiming[];
+  /** Device time per kernel, longest first. */
+  readonly kernels: readonly KernelSummary[];
+}
+
+/** Options of `profile()`. */
+export interface ProfileOptions {
+  /** Write a Chrome trace (Perfetto) of the dispatches to this file. */
+  trace?: string | URL;
 }
 
 /** Options of one launch. */
@@ -496,6 +530,124 @@ export class ComputeClient {
    */
   getResource(handle: Handle): ManagedResource {
     return this.server.getResource(this.#checkHandle(handle, "getResource"), this.stream);
+  }
+
+  /**
+   * Runs `fn` with the device held: other `exclusive` sections and profiles
+   * wait; calls from inside `fn` (nested ones too) run at once. An exception
+   * in `fn` becomes a `ServerError` whose message contains it.
+   *
+   * @param fn The section.
+   * @returns What `fn` returns.
+   */
+  async exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
+    try {
+      return await this.server.exclusive(fn);
+    } catch (e) {
+      if (e instanceof ServerError) throw e;
+      throw new ServerError(`exclusive: the section threw: ${e instanceof Error ? e.message : String(e)}`, {
+        cause: e,
+      });
+    }
+  }
+
+  /**
+   * Opens a profile on this stream; see `profile()` for the usual way.
+   *
+   * @returns A token for `endProfile`.
+   */
+  startProfile(): Promise<ProfilingToken> {
+    return this.server.startProfile(this.stream);
+  }
+
+  /**
+   * Closes a profile.
+   *
+   * @param token The token from `startProfile`.
+   * @returns The duration; rejects with `ProfileError` for an unknown or ended token.
+   */
+  endProfile(token: ProfilingToken): Promise<ProfileDuration> {
+    return this.server.endProfile(this.stream, token);
+  }
+
+  /**
+   * Runs `fn` and measures the device work it queues on this stream. With
+   * `timestamp-query`, every dispatch gets its own timestamped pass while the
+   * profile is open, so the result has per-dispatch and per-kernel device
+   * times; profiles nest and span any number of submits. Runs as an exclusive
+   * section. An exception in `fn` is re-raised as is.
+   *
+   * @param fn The work to measure.
+   * @param options `trace` writes a Chrome trace (Perfetto) of the dispatches.
+   * @returns The result and the measurements.
+   * @throws {ProfileError} When errors were drained while the profile was open.
+   */
+  profile<T>(fn: () => T | Promise<T>, options: ProfileOptions = {}): Promise<ProfileResult<T>> {
+    return this.server.exclusive(async () => {
+      const token = await this.server.startProfile(this.stream);
+      let result: T;
+      try {
+        result = await fn();
+      } catch (e) {
+        await this.server.endProfile(this.stream, token).catch(() => {});
+        throw e;
+      }
+      const duration = await this.server.endProfile(this.stream, token);
+      const [ticks, dispatches] = await Promise.all([duration.ticks, duration.dispatches]);
+      if (options.trace !== undefined) await writeChromeTrace(options.trace, dispatches);
+      return {
+        result,
+        duration,
+        ticks,
+        nanos: ticks.end - ticks.start,
+        dispatches,
+        kernels: summarizeDispatches(dispatches),
+      };
+    });
+  }
+
+  /**
+   * Arms graph capture on this stream: what runs next is the warm-up (it
+   * executes, and may read), and its allocations go to the persistent pool.
+   */
+  graphPrepare(): void {
+    this.server.graphPrepare(this.stream);
+  }
+
+  /** Starts recording: launches from now on are recorded, not executed. */
+  beginCapture(): Promise<void> {
+    return this.server.beginCapture(this.stream);
+  }
+
+  /**
+   * Stops recording.
+   *
+   * @returns The graph.
+   */
+  async endCapture(): Promise<Graph> {
+    return new Graph(this.server, this.stream, await this.server.endCapture(this.stream));
+  }
+
+  /**
+   * Captures `fn` as a graph: runs it once as a warm-up (executed), then
+   * again while recording (not executed), and returns the graph. `fn` must
+   * launch the same work both times; reads, syncs and profiles are refused
+   * while recording, and a write makes the capture fail.
+   *
+   * @param fn The work to capture.
+   * @returns The graph; `replay()` it and `destroy()` it when done.
+   */
+  async capture(fn: () => unknown): Promise<Graph> {
+    this.server.graphPrepare(this.stream);
+    try {
+      await fn();
+      await this.server.beginCapture(this.stream);
+      await fn();
+    } catch (e) {
+      if (this.server.stream(this.stream).capture.armed) this.server.graphAbort(this.stream);
+      throw e;
+    }
+    return await this.endCapture();
   }
 
   /** Submits queued work and destroys the device the client created. Later calls throw `DeviceLostError`. */

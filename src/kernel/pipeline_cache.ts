@@ -14,6 +14,7 @@
 
 import { CompilationError, ResourceLimitError, type ServerError } from "../errors.ts";
 import type { Kernel } from "./kernel.ts";
+import type { ServerLogger } from "../logger.ts";
 
 /** Validation state of a compiled pipeline. */
 export type PipelineState = "pending" | "valid" | "failed";
@@ -62,15 +63,18 @@ export class PipelineCache {
   #modules = new Map<string, GPUShaderModule>();
   #layouts: { bgl: GPUBindGroupLayout; pl: GPUPipelineLayout }[] = [];
   #compiled = 0;
+  #logger: ServerLogger;
 
   /**
    * Creates the instance.
    *
    * @param device The device.
+   * @param logger Receives compilation logs.
    * @param limits The limits checked before compiling.
    */
-  constructor(device: GPUDevice, limits: KernelLimits) {
+  constructor(device: GPUDevice, logger: ServerLogger, limits: KernelLimits) {
     this.#device = device;
+    this.#logger = logger;
     this.#limits = limits;
   }
 
@@ -187,6 +191,14 @@ export class PipelineCache {
       },
     });
     this.#compiled++;
+    if (this.#logger.compilation) {
+      this.#logger.log(
+        "compilation",
+        this.#logger.compilationFull
+          ? `compiled ${kernel.name} (${kernel.id}, ${buffers} buffers${info ? " + info" : ""}):\n${kernel.wgsl}`
+          : `compiled ${kernel.name}`,
+      );
+    }
     const internal = device.popErrorScope();
     const validation = device.popErrorScope();
     const entry: PipelineEntry = {

@@ -9,6 +9,7 @@
 import type { ManagedMemory } from "../memory/managed_memory.ts";
 import type { StreamId } from "../ids.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
+import type { DispatchTiming } from "../profile/timestamp_profiler.ts";
 
 export type { InfoWords };
 
@@ -135,6 +136,8 @@ export interface ProfileDuration {
   readonly method: TimingMethod;
   /** Resolves to the start and end ticks. */
   readonly ticks: Promise<ProfileTicks>;
+  /** With device timing, each dispatch's device start and end (empty with system timing). */
+  readonly dispatches: Promise<readonly DispatchTiming[]>;
 }
 
 /** A device's identity (CubeCL's `DeviceId`): type (0 discrete, 1 integrated, 2 virtual, 3 cpu, 4 default) and index. */

@@ -9,6 +9,7 @@
 import {
   DeviceLostError,
   DeviceValidationError,
+  GraphStateError,
   IoError,
   ResourceLimitError,
   type ServerError,
@@ -34,6 +35,10 @@ import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
 import { DeviceContext } from "../stream/device_context.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
 import { Stream } from "../stream/stream.ts";
+import { GraphRegistry } from "../graph/graph_registry.ts";
+import { endProfile, startProfile } from "../profile/profiles.ts";
+import { TimestampProfiler } from "../profile/timestamp_profiler.ts";
+import { ExclusiveLock } from "../client/exclusive.ts";
 import type { ComputeServer, ServerUtilities } from "./compute_server.ts";
 import { acquireDevice, type DeviceOptions } from "./device.ts";
 import type {
@@ -63,6 +68,12 @@ export interface ServerOptions extends DeviceOptions {
   persistentMemory?: PersistentMemoryPolicy;
   /** Logger levels; when omitted, read from the `DENOGPU_LOG` environment variable. */
   logger?: LoggerOptions;
+  /**
+   * How profiles are timed: `device` (GPU timestamps, when the device has
+   * `timestamp-query`) or `system` (host clock around completion waits).
+   * @default "device" when available, else "system"
+   */
+  timing?: "device" | "system";
 }
 
 /** Default dispatches per submit (see `bench/RESULTS.md` for the measurement behind it). */
@@ -97,6 +108,10 @@ export class WebGpuServer implements ComputeServer {
   #closed: DeviceLostError | null = null;
   #dryRun = 0;
   #maxStreams: number;
+  #graphs: GraphRegistry;
+  #exclusive = new ExclusiveLock();
+  #deviceTiming: boolean;
+  #logLaunch: boolean;
   #hostStaging = new HostStagingPool();
 
   private constructor(device: GPUDevice, owned: boolean, props: DeviceProperties, options: ServerOptions) {
@@ -115,10 +130,12 @@ export class WebGpuServer implements ComputeServer {
     this.#pools = resolveMemoryConfiguration(options.memory ?? "subslices", props.memory);
     this.#persistent = options.persistentMemory ?? "enabled";
     const logger = options.logger ? new ServerLogger(options.logger) : ServerLogger.fromEnv();
+    this.#deviceTiming = props.features.timestampQuery && options.timing !== "system";
+    this.#logLaunch = logger.launchesFull || logger.profiling === "minimal";
     this.#ctx = new DeviceContext({
       device,
       bindGroups: new BindGroupCache(device),
-      pipelines: new PipelineCache(device, {
+      pipelines: new PipelineCache(device, logger, {
         maxCubeDim: props.hardware.maxCubeDim,
         maxUnitsPerCube: props.hardware.maxUnitsPerCube,
         maxSharedMemory: props.hardware.maxSharedMemorySize,
@@ -136,6 +153,7 @@ export class WebGpuServer implements ComputeServer {
       logger,
     });
     this.#utilities = { properties: props, logger, layoutPolicy: new ContiguousLayoutPolicy(props.memory.alignment) };
+    this.#graphs = new GraphRegistry(device, this.#ctx.settings.storageOffsetAlignment);
     device.addEventListener("uncapturederror", (ev) => {
       const error = (ev as GPUUncapturedErrorEvent).error;
       const target = this.#ctx.current ?? this.stream(0);
@@ -253,6 +271,13 @@ export class WebGpuServer implements ComputeServer {
       storage,
       resolveOwner: (b) => this.stream(b.stream).memory.resolve(b.memory),
     });
+    if (this.#deviceTiming) {
+      stream.profiler = new TimestampProfiler(this.device, slot, label);
+      if (ctx.logger.profiling !== "disabled" && ctx.logger.profiling !== "minimal") {
+        stream.profiler.always = true;
+        stream.timestamping = true;
+      }
+    }
     this.#streams[slot] = stream;
     return stream;
   }
@@ -286,6 +311,7 @@ export class WebGpuServer implements ComputeServer {
   read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array[]> {
     try {
       this.checkAlive();
+      this.#refuseWhileRecording(stream, "read");
       const items = descriptors.map((d) => {
         if (!isContiguous(d.shape, d.strides)) {
           throw new IoError(
@@ -305,6 +331,12 @@ export class WebGpuServer implements ComputeServer {
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
     this.checkAlive();
     const s = this.stream(stream);
+    if (s.recorder !== null) {
+      s.pushError(
+        new GraphStateError("write", "a write inside a capture window is not recorded; the capture will fail"),
+      );
+      return;
+    }
     for (const [d, bytes] of writes) {
       const owner = this.stream(d.binding.stream);
       if (!isContiguous(d.shape, d.strides)) {
@@ -324,13 +356,36 @@ export class WebGpuServer implements ComputeServer {
     }
   }
 
-  sync(stream: StreamId): Promise<void> {
-    try {
-      this.checkAlive();
-    } catch (e) {
-      return Promise.reject(e);
+  async sync(stream: StreamId): Promise<void> {
+    this.checkAlive();
+    this.#refuseWhileRecording(stream, "sync");
+    const s = this.stream(stream);
+    await s.sync();
+    const logger = this.#ctx.logger;
+    if (s.profiler !== null && logger.profiling !== "disabled" && logger.profiling !== "minimal") {
+      await s.profiler.collect();
+      for (const t of s.profiler.takeAll()) logger.registerProfiled(t.name, t.end - t.start);
     }
-    return this.stream(stream).sync();
+  }
+
+  #refuseWhileRecording(stream: StreamId, what: string): void {
+    if (this.stream(stream).recorder !== null) {
+      throw new GraphStateError(
+        what,
+        "the stream is recording a graph; reads, syncs and profiles are refused until endCapture",
+      );
+    }
+  }
+
+  /**
+   * Runs `fn` with the server held exclusively: other exclusive sections and
+   * profiles wait; nested calls from inside `fn` run at once.
+   *
+   * @param fn The section.
+   * @returns What `fn` returns.
+   */
+  exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
+    return this.#exclusive.run(fn);
   }
 
   getResource(binding: BufferBinding, stream: StreamId): ManagedResource {
@@ -401,8 +456,13 @@ export class WebGpuServer implements ComputeServer {
       }
       throw e;
     }
-    if (ctx.logger.launchesFull) {
-      ctx.logger.log("launch", `${s.label}: ${kernel.name} [${x}, ${y}, ${z}]${mode === "skip" ? " (skip)" : ""}`);
+    if (this.#logLaunch) {
+      ctx.logger.log(
+        "launch",
+        `${s.label}: executing ${kernel.name} [${x}, ${y}, ${z}]${
+          mode === "skip" || this.#dryRun > 0 ? " (skip)" : ""
+        }`,
+      );
     }
     if (mode === "skip" || this.#dryRun > 0) {
       if (entry.state !== "valid") s.watchPipeline(entry);
@@ -463,32 +523,58 @@ export class WebGpuServer implements ComputeServer {
     return this.#hostStaging.lend(sizes);
   }
 
-  startProfile(_stream: StreamId): Promise<ProfilingToken> {
-    return Promise.reject(new UnsupportedError("startProfile: profiling is not implemented yet"));
+  async startProfile(stream: StreamId): Promise<ProfilingToken> {
+    this.checkAlive();
+    return await startProfile(this.stream(stream));
   }
 
-  endProfile(_stream: StreamId, _token: ProfilingToken): Promise<ProfileDuration> {
-    return Promise.reject(new UnsupportedError("endProfile: profiling is not implemented yet"));
+  async endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration> {
+    this.checkAlive();
+    return await endProfile(this.stream(token?.stream ?? stream), token);
   }
 
-  graphPrepare(_stream: StreamId): void {
-    throw new UnsupportedError("graphPrepare: graph capture is not implemented yet");
+  graphPrepare(stream: StreamId): void {
+    this.checkAlive();
+    this.#graphs.prepare(this.stream(stream));
   }
 
-  beginCapture(_stream: StreamId): Promise<void> {
-    return Promise.reject(new UnsupportedError("beginCapture: graph capture is not implemented yet"));
+  /**
+   * Disarms a prepared or recording capture without building a graph (used
+   * when the captured function throws). The stream becomes usable as before.
+   *
+   * @param stream The stream.
+   */
+  graphAbort(stream: StreamId): void {
+    const s = this.stream(stream);
+    s.recorder?.pins.forEach((m) => m.unpin());
+    s.recorder = null;
+    s.memory.captureAbort();
+    s.capture.abort();
   }
 
-  endCapture(_stream: StreamId): Promise<GraphId> {
-    return Promise.reject(new UnsupportedError("endCapture: graph capture is not implemented yet"));
+  async beginCapture(stream: StreamId): Promise<void> {
+    this.checkAlive();
+    await this.#graphs.begin(this.stream(stream));
   }
 
-  replay(_graph: GraphId, _stream: StreamId): void {
-    throw new UnsupportedError("replay: graph capture is not implemented yet");
+  async endCapture(stream: StreamId): Promise<GraphId> {
+    this.checkAlive();
+    return await this.#graphs.end(this.stream(stream));
   }
 
-  graphDestroy(_graph: GraphId, _stream: StreamId): void {
-    throw new UnsupportedError("graphDestroy: graph capture is not implemented yet");
+  replay(graph: GraphId, stream: StreamId): void {
+    this.checkAlive();
+    this.#graphs.replay(graph, this.stream(stream), (slot) => this.stream(slot));
+  }
+
+  graphDestroy(graph: GraphId, _stream: StreamId): void {
+    if (this.#closed !== null) return;
+    this.#graphs.destroy(graph, (slot) => this.stream(slot));
+  }
+
+  /** Graphs alive on this server. */
+  get graphCount(): number {
+    return this.#graphs.size;
   }
 
   streamIds(): StreamId[] {
@@ -538,6 +624,7 @@ export class WebGpuServer implements ComputeServer {
     if (this.#closed !== null && this.#ctx.lost !== null) return;
     for (const s of this.#streams) s?.submit();
     this.#closed ??= new DeviceLostError("the client was destroyed", { reason: "destroyed" });
+    this.#graphs.clear();
     for (const s of this.#streams) s?.destroy();
     this.#ctx.releaseAllPins();
     if (this.#owned) this.device.destroy();

@@ -25,6 +25,10 @@ import type { ManagedMemory, Page, Slice } from "../memory/managed_memory.ts";
 import type { MemoryManager } from "../memory/memory_manager.ts";
 import type { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import type { BufferBinding } from "../server/types.ts";
+import { CaptureStateMachine } from "../graph/capture_state.ts";
+import type { CapturedGraph, GraphRecorder } from "../graph/graph.ts";
+import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";
+import { SystemProfiler } from "../profile/system_profiler.ts";
 import type { DeviceContext } from "./device_context.ts";
 import { InfoArena, type InfoWords } from "./info_arena.ts";
 import { StagingPool } from "./staging_pool.ts";
@@ -64,10 +68,18 @@ export class Stream {
   readonly staging: StagingPool;
   /** Number of submits so far; work encoded now belongs to batch `epoch`. */
   epoch = 0;
-  /** Optional hook that decorates every compute pass (timestamp profiling). */
-  passHook: ((stream: Stream) => GPUComputePassDescriptor) | null = null;
-  /** Optional hook called after every submit with the submission index. */
-  submitHook: ((stream: Stream) => void) | null = null;
+  /** Graph capture state. */
+  readonly capture: CaptureStateMachine = new CaptureStateMachine();
+  /** The recording in progress while `capture.state` is `recording`. */
+  recorder: GraphRecorder | null = null;
+  /** Device timestamp profiler, when the device has `timestamp-query`. */
+  profiler: TimestampProfiler | null = null;
+  /** Host-clock profiles (devices without `timestamp-query`). */
+  readonly systemProfiler: SystemProfiler;
+  /** True while every dispatch gets its own timestamped pass (a profile is open). */
+  timestamping = false;
+  /** Called with the errors whenever the error queue is drained (profiles fail on it). */
+  onDrain: ((errors: readonly ServerError[]) => void) | null = null;
   #ctx: DeviceContext;
   #resolveOwner: OwnerResolver;
   #reader: StreamReader;
@@ -87,6 +99,7 @@ export class Stream {
   #dyn = new Uint32Array(1);
   #indirect: GPUBuffer | null = null;
   #tasksMax: number;
+  #passDescriptor: GPUComputePassDescriptor;
   #indirectUsed = 0;
 
   /**
@@ -109,6 +122,8 @@ export class Stream {
     this.#resolveOwner = parts.resolveOwner;
     const s = parts.ctx.settings;
     this.#tasksMax = s.tasksMax;
+    this.systemProfiler = new SystemProfiler(parts.slot);
+    this.#passDescriptor = { label: `${this.label} pass` };
     this.#arena = new InfoArena(parts.ctx.device, {
       capacity: Math.max(64 * 1024, Math.min(s.tasksMax, 1024) * s.storageOffsetAlignment),
       alignment: s.storageOffsetAlignment,
@@ -156,6 +171,11 @@ export class Stream {
   drainErrors(): ServerError[] {
     const errors = this.#errors;
     this.#errors = [];
+    if (errors.length > 0) {
+      this.profiler?.fail(errors);
+      this.systemProfiler.fail(errors);
+      this.onDrain?.(errors);
+    }
     return errors;
   }
 
@@ -264,6 +284,10 @@ export class Stream {
     indirect: BufferBinding | null,
   ): void {
     this.#ctx.current = this;
+    if (this.recorder !== null) {
+      this.#record(entry, bindings, info, x, y, z, indirect);
+      return;
+    }
     if (indirect !== null && this.#indirectUsed + 16 > INDIRECT_BYTES) this.submit();
     let offset = -1;
     if (info !== null) {
@@ -339,7 +363,111 @@ export class Stream {
     if (indirectBuffer !== null) pass.dispatchWorkgroupsIndirect(indirectBuffer, indirectOffset);
     else pass.dispatchWorkgroups(x, y, z);
     this.#commands++;
+    if (this.timestamping) this.#closeTimedPass(entry.kernel.name);
     if (++this.#tasks >= this.#tasksMax) this.submit();
+  }
+
+  /** While profiling, each dispatch has its own pass: name it and close it. */
+  #closeTimedPass(name: string): void {
+    this.profiler!.noteDispatch(name);
+    this.endPass();
+  }
+
+  /** Records a launch, fully resolved, into the graph being captured (nothing is encoded). */
+  #record(
+    entry: PipelineEntry,
+    bindings: readonly BufferBinding[],
+    info: InfoWords | null,
+    x: number,
+    y: number,
+    z: number,
+    indirect: BufferBinding | null,
+  ): void {
+    const recorder = this.recorder!;
+    const n = entry.buffers;
+    const name = entry.kernel.name;
+    const pinsFrom = this.#pinsPending.length;
+    if (this.#resolveBindings(bindings, n, name) < 0) return;
+    for (const pin of this.#pinsPending.splice(pinsFrom)) recorder.pins.push(pin);
+    const cache = this.#ctx.bindGroups;
+    const pages: Page[] = [];
+    for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
+    let source: { buffer: GPUBuffer; offset: number; page: Page; copy: boolean } | null = null;
+    if (indirect !== null) {
+      let slice: Slice;
+      try {
+        slice = this.#resolveOwner(indirect);
+      } catch (e) {
+        this.#errors.push(
+          new LaunchError("io", name, `${name}: indirect count: ${(e as Error).message}`, { cause: e }),
+        );
+        return;
+      }
+      const page = slice.page;
+      const copy = cache.ids.slice(0, n).includes(page.storage.id);
+      source = { buffer: page.storage.resource!, offset: slice.offset + indirect.offsetStart, page, copy };
+    }
+    if (entry.state !== "valid") this.watchPipeline(entry);
+    recorder.dispatches.push({
+      entry,
+      buffers: cache.buffers.slice(0, n),
+      offsets: cache.offsets.slice(0, n),
+      sizes: cache.sizes.slice(0, n),
+      pages,
+      info: info === null
+        ? null
+        : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength)),
+      x,
+      y,
+      z,
+      indirect: source,
+    });
+  }
+
+  #markPages(pages: readonly Page[]): void {
+    const epoch = this.epoch;
+    for (const page of pages) if (page.useStream !== this || page.useEpoch !== epoch) this.usePage(page);
+  }
+
+  /**
+   * Re-encodes a graph's dispatches into the open pass (prebuilt pipelines and
+   * bind groups), submitting every `tasksMax` dispatches like launches do.
+   *
+   * @param graph The graph, captured on this stream.
+   */
+  replay(graph: CapturedGraph): void {
+    this.#ctx.current = this;
+    if (this.#segment !== null) this.#switchSegment(null);
+    this.#markPages(graph.pages);
+    const tasks = graph.tasks;
+    for (let i = 0; i < tasks.length; i++) {
+      const t = tasks[i]!;
+      const indirect = t.indirect;
+      if (t.copyFrom !== null) {
+        this.encoderForCopy().copyBufferToBuffer(
+          t.copyFrom.buffer,
+          t.copyFrom.offset,
+          indirect!.buffer,
+          indirect!.offset,
+          12,
+        );
+      }
+      const pass = this.#pass ?? this.#openPass();
+      if (t.pipeline !== this.#lastPipeline) {
+        pass.setPipeline(t.pipeline);
+        this.#lastPipeline = t.pipeline;
+      }
+      if (t.dynamic === null) pass.setBindGroup(0, t.bindGroup);
+      else pass.setBindGroup(0, t.bindGroup, t.dynamic, 0, 1);
+      if (indirect === null) pass.dispatchWorkgroups(t.x, t.y, t.z);
+      else pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
+      this.#commands++;
+      if (this.timestamping) this.#closeTimedPass(t.name);
+      if (++this.#tasks >= this.#tasksMax) {
+        this.submit();
+        this.#markPages(graph.pages);
+      }
+    }
   }
 
   /**
@@ -424,9 +552,16 @@ export class Stream {
   }
 
   #openPass(): GPUComputePassEncoder {
-    const encoder = this.#encoderNow();
-    const descriptor = this.passHook === null ? { label: `${this.label} pass` } : this.passHook(this);
-    this.#pass = encoder.beginComputePass(descriptor);
+    let descriptor: GPUComputePassDescriptor = this.#passDescriptor;
+    if (this.timestamping) {
+      let timed = this.profiler!.passDescriptor(this.#passDescriptor.label!);
+      if (timed === null) {
+        this.submit(); // the query set is full: resolve it, then start a new one
+        timed = this.profiler!.passDescriptor(this.#passDescriptor.label!)!;
+      }
+      descriptor = timed;
+    }
+    this.#pass = this.#encoderNow().beginComputePass(descriptor);
     this.#lastPipeline = null;
     return this.#pass;
   }
@@ -456,6 +591,7 @@ export class Stream {
    */
   submit(): void {
     this.endPass();
+    if (this.profiler !== null && this.profiler.unresolved) this.profiler.resolve(this.encoderForCopy());
     if (this.#commands === 0 && this.#finished.length === 0) {
       this.#pinsPending.length = 0;
       this.storage.flush();
@@ -506,10 +642,10 @@ export class Stream {
     if (ctx.logger.launches) {
       ctx.logger.log("stream", `${this.label}: submit #${ctx.submitIndex} (${items.length} command buffers)`);
     }
-    this.submitHook?.(this);
+    this.profiler?.submitted();
     // Open the next encoder and pass now, at a flush point, so the next launch
     // pays neither (tens of µs each on some drivers).
-    if (ctx.lost === null) this.#openPass();
+    if (ctx.lost === null && !this.timestamping) this.#openPass();
   }
 
   /**
@@ -593,6 +729,7 @@ export class Stream {
     this.#arena.buffer.destroy();
     this.#indirect?.destroy();
     this.staging.clear();
+    this.profiler?.destroy();
     this.storage.destroyAll();
   }
 }

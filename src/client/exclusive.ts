@@ -1,0 +1,37 @@
+/**
+ * An async mutex with reentrancy, for `exclusive()` and `profile()`: one
+ * section runs at a time; a section may call `exclusive()` again from inside
+ * (its async context is recognised) without deadlocking.
+ *
+ * JavaScript cannot stop unrelated synchronous calls (a `launch` from another
+ * task) while a section awaits; those are not serialised. Sections are.
+ *
+ * @module
+ */
+
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/** A reentrant async lock. */
+export class ExclusiveLock {
+  #inside = new AsyncLocalStorage<ExclusiveLock>();
+  #tail: Promise<void> = Promise.resolve();
+
+  /**
+   * Runs `fn` holding the lock.
+   *
+   * @param fn The section.
+   * @returns What `fn` returns.
+   */
+  async run<T>(fn: () => T | Promise<T>): Promise<T> {
+    if (this.#inside.getStore() === this) return await fn();
+    const previous = this.#tail;
+    let release!: () => void;
+    this.#tail = new Promise<void>((r) => (release = r));
+    await previous;
+    try {
+      return await this.#inside.run(this, fn);
+    } finally {
+      release();
+    }
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * `Graph`: the client's handle on a captured graph (CubeCL's `Graph`).
+ *
+ * @module
+ */
+
+import type { GraphId, StreamId } from "../ids.ts";
+import type { WebGpuServer } from "../server/webgpu_server.ts";
+
+/**
+ * A captured sequence of launches that can be replayed any number of times.
+ * Replays run on the stream the graph was captured on, against the exact
+ * memory used at capture; write new inputs into the same handles between
+ * replays. Memory allocated inside the capture window stays pinned until the
+ * graph is destroyed; memory you created before it must stay alive.
+ *
+ * @example Capture once, replay many
+ * ```ts ignore
+ * const graph = await client.capture(() => {
+ *   client.launch(step, [64], [state, scratch]);
+ *   client.launch(step, [64], [scratch, state]);
+ * });
+ * for (let i = 0; i < 1000; i++) graph.replay();
+ * await client.read(state);
+ * graph.destroy();
+ * ```
+ */
+export class Graph implements Disposable {
+  /** The server's id of the graph. */
+  readonly id: GraphId;
+  /** The stream it was captured on. */
+  readonly stream: StreamId;
+  #server: WebGpuServer;
+  #destroyed = false;
+
+  /**
+   * Internal: made by `ComputeClient.capture` and `endCapture`.
+   *
+   * @param server The server holding the graph.
+   * @param stream The capture stream.
+   * @param id The graph's id.
+   */
+  constructor(server: WebGpuServer, stream: StreamId, id: GraphId) {
+    this.#server = server;
+    this.stream = stream;
+    this.id = id;
+  }
+
+  /** True once `destroy()` was called. */
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  /**
+   * Queues a replay: every recorded dispatch is re-encoded into the stream's
+   * pass. Failures are queued and raised by the next `flush`, `sync` or `read`.
+   */
+  replay(): void {
+    this.#server.replay(this.id, this.stream);
+  }
+
+  /**
+   * Destroys the graph and unpins its memory. A replay already queued still
+   * runs correctly. Destroying twice is a no-op.
+   */
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#server.graphDestroy(this.id, this.stream);
+  }
+
+  /** Same as `destroy()`, so `using graph = await client.capture(...)` works. */
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * Software graphs: launches recorded fully resolved while a stream records,
+ * and the replayable graph built from them (CubeCL's wgpu graph).
+ *
+ * WebGPU has no replayable command buffers (`submit` consumes them), so a
+ * graph keeps pipelines and prebuilt bind groups and re-encodes them on
+ * replay: O(n) in recorded dispatches, but no pipeline lookup, binding
+ * resolution, info upload or bind group creation.
+ *
+ * @module
+ */
+
+import { alignUp } from "../_util/align.ts";
+import type { GraphId } from "../ids.ts";
+import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
+import type { ManagedMemory, Page } from "../memory/managed_memory.ts";
+
+/** One launch captured while recording. */
+export interface RecordedDispatch {
+  /** The compiled pipeline. */
+  readonly entry: PipelineEntry;
+  /** Buffers, offsets and sizes of the storage bindings. */
+  readonly buffers: readonly GPUBuffer[];
+  /** Byte offsets of the bindings. */
+  readonly offsets: readonly number[];
+  /** Byte sizes of the bindings (0 binds the rest of the buffer). */
+  readonly sizes: readonly number[];
+  /** Pages used, for ordering against other streams at replay. */
+  readonly pages: readonly Page[];
+  /** A copy of the info words, or null. */
+  readonly info: Uint32Array | null;
+  /** Static workgroup counts. */
+  readonly x: number;
+  /** Static workgroup counts. */
+  readonly y: number;
+  /** Static workgroup counts. */
+  readonly z: number;
+  /** Indirect count source, read at replay time, or null. */
+  readonly indirect: { buffer: GPUBuffer; offset: number; page: Page; copy: boolean } | null;
+}
+
+/** What a recording collects. */
+export class GraphRecorder {
+  /** Captured launches, in order. */
+  readonly dispatches: RecordedDispatch[] = [];
+  /** Cross-stream bindings pinned for the graph's lifetime. */
+  readonly pins: ManagedMemory[] = [];
+}
+
+/** One dispatch of a graph, ready to encode. */
+export interface ReplayTask {
+  /** Debug name (the kernel's). */
+  readonly name: string;
+  /** The pipeline. */
+  readonly pipeline: GPUComputePipeline;
+  /** The prebuilt bind group. */
+  readonly bindGroup: GPUBindGroup;
+  /** Dynamic offset of the info words, or null without info. */
+  readonly dynamic: Uint32Array | null;
+  /** Static counts. */
+  readonly x: number;
+  /** Static counts. */
+  readonly y: number;
+  /** Static counts. */
+  readonly z: number;
+  /** Indirect source, or null. */
+  readonly indirect: { buffer: GPUBuffer; offset: number } | null;
+  /** When set, copy 12 bytes from here into `indirect` before dispatching. */
+  readonly copyFrom: { buffer: GPUBuffer; offset: number } | null;
+}
+
+/** A captured graph held by a server (the client holds a `Graph` naming it). */
+export class CapturedGraph {
+  /** Process-unique id. */
+  readonly id: GraphId;
+  /** Stream slot it was captured on (and replays on). */
+  readonly slot: number;
+  /** Dispatches in order. */
+  readonly tasks: readonly ReplayTask[];
+  /** Distinct pages the dispatches use. */
+  readonly pages: readonly Page[];
+  #retained: ManagedMemory[];
+  #pins: ManagedMemory[];
+  #owned: GPUBuffer[];
+
+  /**
+   * Creates the graph.
+   *
+   * @param parts Id, slot, tasks, pages, retained memory, pins and owned buffers.
+   */
+  constructor(parts: {
+    id: GraphId;
+    slot: number;
+    tasks: ReplayTask[];
+    pages: Page[];
+    retained: ManagedMemory[];
+    pins: ManagedMemory[];
+    owned: GPUBuffer[];
+  }) {
+    this.id = parts.id;
+    this.slot = parts.slot;
+    this.tasks = parts.tasks;
+    this.pages = parts.pages;
+    this.#retained = parts.retained;
+    this.#pins = parts.pins;
+    this.#owned = parts.owned;
+  }
+
+  /** Releases retained memory and pins, and destroys the graph's own buffers (after a submit). */
+  release(): void {
+    for (const m of this.#retained) m.drop();
+    for (const m of this.#pins) m.unpin();
+    for (const b of this.#owned) b.destroy();
+    this.#retained = [];
+    this.#pins = [];
+    this.#owned = [];
+  }
+}
+
+/**
+ * Builds a graph from a recording: info words go to one buffer of the graph,
+ * bind groups are created once, indirect counts that share a page with a
+ * bound buffer get a slot in the graph's own indirect buffer.
+ *
+ * @param device The device.
+ * @param parts Id, slot, recording, retained memory and the dynamic-offset alignment.
+ * @returns The graph.
+ */
+export function buildGraph(
+  device: GPUDevice,
+  parts: { id: GraphId; slot: number; recorder: GraphRecorder; retained: ManagedMemory[]; alignment: number },
+): CapturedGraph {
+  const { recorder, alignment } = parts;
+  const label = `graph ${parts.id}`;
+  const owned: GPUBuffer[] = [];
+  let infoBytes = 0;
+  const infoAt: number[] = [];
+  for (const d of recorder.dispatches) {
+    infoAt.push(d.info === null ? -1 : infoBytes);
+    if (d.info !== null) infoBytes = alignUp(infoBytes + d.info.byteLength, alignment);
+  }
+  let infoBuffer: GPUBuffer | null = null;
+  if (infoBytes > 0) {
+    infoBuffer = device.createBuffer({
+      label: `${label} info (${infoBytes} B)`,
+      size: infoBytes,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    });
+    owned.push(infoBuffer);
+    const host = new Uint32Array(infoBytes / 4);
+    recorder.dispatches.forEach((d, i) => d.info && host.set(d.info, infoAt[i]! / 4));
+    device.queue.writeBuffer(infoBuffer, 0, host);
+  }
+  const copies = recorder.dispatches.filter((d) => d.indirect?.copy).length;
+  let indirectBuffer: GPUBuffer | null = null;
+  if (copies > 0) {
+    indirectBuffer = device.createBuffer({
+      label: `${label} indirect counts`,
+      size: copies * 16,
+      usage: GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST,
+    });
+    owned.push(indirectBuffer);
+  }
+  let copyNo = 0;
+  const pages = new Set<Page>();
+  const tasks = recorder.dispatches.map((d, i): ReplayTask => {
+    for (const p of d.pages) pages.add(p);
+    const entries: GPUBindGroupEntry[] = d.buffers.map((buffer, b) => ({
+      binding: b,
+      resource: { buffer, offset: d.offsets[b]!, size: d.sizes[b]! === 0 ? undefined : d.sizes[b]! },
+    }));
+    if (d.info !== null) {
+      entries.push({
+        binding: d.buffers.length,
+        resource: { buffer: infoBuffer!, offset: 0, size: d.info.byteLength },
+      });
+    }
+    const bindGroup = device.createBindGroup({
+      label: `${label} dispatch ${i} (${d.entry.kernel.name})`,
+      layout: d.entry.layout,
+      entries,
+    });
+    let indirect: ReplayTask["indirect"] = null;
+    let copyFrom: ReplayTask["copyFrom"] = null;
+    if (d.indirect !== null) {
+      pages.add(d.indirect.page);
+      if (d.indirect.copy) {
+        indirect = { buffer: indirectBuffer!, offset: 16 * copyNo++ };
+        copyFrom = { buffer: d.indirect.buffer, offset: d.indirect.offset };
+      } else {
+        indirect = { buffer: d.indirect.buffer, offset: d.indirect.offset };
+      }
+    }
+    return {
+      name: d.entry.kernel.name,
+      pipeline: d.entry.pipeline,
+      bindGroup,
+      dynamic: d.info === null ? null : new Uint32Array([infoAt[i]!]),
+      x: d.x,
+      y: d.y,
+      z: d.z,
+      indirect,
+      copyFrom,
+    };
+  });
+  return new CapturedGraph({
+    id: parts.id,
+    slot: parts.slot,
+    tasks,
+    pages: [...pages],
+    retained: parts.retained,
+    pins: recorder.pins,
+    owned,
+  });
+}

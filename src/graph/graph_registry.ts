@@ -1,0 +1,141 @@
+/**
+ * The graph capture lifecycle of a server (CubeCL's wgpu graph methods): the
+ * state transitions, memory priming, error draining and the registry of
+ * captured graphs.
+ *
+ * @module
+ */
+
+import { GraphStateError, ServerUnhealthyError } from "../errors.ts";
+import { allocateGraphId, type GraphId } from "../ids.ts";
+import type { Stream } from "../stream/stream.ts";
+import { buildGraph, type CapturedGraph, GraphRecorder } from "./graph.ts";
+
+/** Captured graphs of one server. */
+export class GraphRegistry {
+  #graphs = new Map<GraphId, CapturedGraph>();
+  #device: GPUDevice;
+  #alignment: number;
+
+  /**
+   * Creates the registry.
+   *
+   * @param device The device.
+   * @param alignment Dynamic storage offset alignment (for graph info buffers).
+   */
+  constructor(device: GPUDevice, alignment: number) {
+    this.#device = device;
+    this.#alignment = alignment;
+  }
+
+  /** Graphs alive. */
+  get size(): number {
+    return this.#graphs.size;
+  }
+
+  /**
+   * Arms capture: allocations go to the persistent pool and are primed.
+   *
+   * @param s The stream.
+   * @throws {GraphStateError} When already prepared or recording.
+   */
+  prepare(s: Stream): void {
+    s.submit();
+    s.capture.prepare();
+    s.memory.captureBegin();
+  }
+
+  /**
+   * Starts recording, after submitting the warm-up and draining its errors.
+   * If the warm-up left errors, the capture is disarmed and they are raised;
+   * the stream can be prepared again.
+   *
+   * @param s The stream.
+   */
+  async begin(s: Stream): Promise<void> {
+    s.capture.checkBegin();
+    s.submit();
+    await s.settle();
+    const errors = s.drainErrors();
+    if (errors.length > 0) {
+      s.memory.captureAbort();
+      s.capture.abort();
+      throw new ServerUnhealthyError(s.slot, errors);
+    }
+    s.capture.begin();
+    s.memory.capturePrimingEnd();
+    s.recorder = new GraphRecorder();
+  }
+
+  /**
+   * Stops recording and stores the graph. Nothing is submitted. A rejected
+   * write or a failed binding inside the window makes it fail (the recording
+   * is dropped, the stream stays usable).
+   *
+   * @param s The stream.
+   * @returns The graph's id.
+   */
+  async end(s: Stream): Promise<GraphId> {
+    s.capture.end();
+    const recorder = s.recorder!;
+    s.recorder = null;
+    const retained = s.memory.captureEnd();
+    await s.settle();
+    const errors = s.drainErrors();
+    if (errors.length > 0) {
+      for (const m of retained) m.drop();
+      for (const m of recorder.pins) m.unpin();
+      throw new ServerUnhealthyError(s.slot, errors);
+    }
+    const id = allocateGraphId();
+    this.#graphs.set(
+      id,
+      buildGraph(this.#device, { id, slot: s.slot, recorder, retained, alignment: this.#alignment }),
+    );
+    return id;
+  }
+
+  /**
+   * Queues a replay on the graph's stream. Failures are queued, never thrown.
+   *
+   * @param id The graph.
+   * @param s The calling stream.
+   * @param streamOf Resolves a stream slot.
+   */
+  replay(id: GraphId, s: Stream, streamOf: (slot: number) => Stream): void {
+    const graph = this.#graphs.get(id);
+    if (graph === undefined) {
+      s.pushError(new GraphStateError("replay", `graph ${id} is unknown or was already destroyed`));
+      return;
+    }
+    const target = streamOf(graph.slot);
+    if (target.recorder !== null || s.recorder !== null) {
+      (target.recorder !== null ? target : s).pushError(
+        new GraphStateError("replay", `cannot replay graph ${id} while the stream records a graph`),
+      );
+      return;
+    }
+    target.replay(graph);
+  }
+
+  /**
+   * Destroys a graph (a no-op when unknown). Its stream is submitted first, so
+   * a replay already encoded reaches the queue before its memory can be reused.
+   *
+   * @param id The graph.
+   * @param streamOf Resolves a stream slot.
+   */
+  destroy(id: GraphId, streamOf: (slot: number) => Stream): void {
+    const graph = this.#graphs.get(id);
+    if (graph === undefined) return;
+    this.#graphs.delete(id);
+    streamOf(graph.slot).submit();
+    graph.release();
+  }
+
+  /** Releases every graph (server teardown). */
+  clear(): void {
+    for (const g of this.#graphs.values()) g.release();
+    this.#graphs.clear();
+  }
+}

@@ -1,0 +1,297 @@
+/**
+ * Device timing of one stream with `timestamp-query`.
+ *
+ * While any profile is open, every compute pass of the stream gets
+ * `timestampWrites` and holds exactly one dispatch, so each dispatch has its
+ * own device start and end (CubeCL timestamps only the first pass of a profile
+ * and under-measures; this does not). Queries are resolved into a readback
+ * buffer at every submit and read back lazily, all pending batches with one
+ * map: profiling never waits per kernel.
+ *
+ * A profile covers the passes opened between its start and its end, across
+ * any number of submits; its duration runs from the start of the first of
+ * them to the end of the last.
+ *
+ * @module
+ */
+
+import { ProfileError, type ServerError } from "../errors.ts";
+import { allocateTokenId, type ProfilingToken, type StreamId } from "../ids.ts";
+
+/** Device time of one dispatch. */
+export interface DispatchTiming {
+  /** Kernel name. */
+  readonly name: string;
+  /** Stream it ran on. */
+  readonly stream: StreamId;
+  /** Device start, in nanoseconds since the profiler's first timestamp. */
+  readonly start: number;
+  /** Device end, in nanoseconds since the profiler's first timestamp. */
+  readonly end: number;
+}
+
+interface PassRecord {
+  seq: number;
+  name: string;
+}
+
+interface Batch {
+  readback: GPUBuffer;
+  resolve: GPUBuffer;
+  passes: PassRecord[];
+  submitted: boolean;
+}
+
+interface OpenProfile {
+  startSeq: number;
+  error: ServerError[] | null;
+}
+
+const QUERIES = 512;
+
+/** Timestamp profiler of one stream. */
+export class TimestampProfiler {
+  #device: GPUDevice;
+  #label: string;
+  #stream: StreamId;
+  #open = new Map<number, OpenProfile>();
+  #always = false;
+  #seq = 0;
+  #querySet: GPUQuerySet | null = null;
+  #used = 0;
+  #from = 0;
+  #current: PassRecord[] = [];
+  #batches: Batch[] = [];
+  #timings = new Map<number, DispatchTiming>();
+  #base: bigint | null = null;
+  #reading: Promise<void> | null = null;
+  #retired: GPUQuerySet[] = [];
+  #ending = new Map<number, number>();
+  #logged = 0;
+
+  /**
+   * Creates the profiler.
+   *
+   * @param device The device (with `timestamp-query`).
+   * @param stream The stream slot profiled.
+   * @param label Label prefix of its GPU objects.
+   */
+  constructor(device: GPUDevice, stream: StreamId, label: string) {
+    this.#device = device;
+    this.#stream = stream;
+    this.#label = label;
+  }
+
+  /** True while passes must be timestamped (a profile is open, or always-on logging). */
+  get active(): boolean {
+    return this.#open.size > 0 || this.#always;
+  }
+
+  /** Keeps timestamping on without an open profile (profile-level logging). */
+  set always(on: boolean) {
+    this.#always = on;
+  }
+
+  /** Number of profiles open. */
+  get openCount(): number {
+    return this.#open.size;
+  }
+
+  /** True when passes were timestamped since the last `resolve`. */
+  get unresolved(): boolean {
+    return this.#current.length > 0;
+  }
+
+  /**
+   * Opens a profile: it covers passes opened from now on.
+   *
+   * @returns The token.
+   */
+  start(): ProfilingToken {
+    const token = { id: allocateTokenId(), stream: this.#stream };
+    this.#open.set(token.id, { startSeq: this.#seq, error: null });
+    return token;
+  }
+
+  /**
+   * Closes a profile. Call after the stream has submitted (so its passes are resolved).
+   *
+   * @param token The token from `start`.
+   * @returns A promise of the profile's dispatch timings.
+   * @throws {ProfileError} `not-registered` for an unknown or already ended token;
+   * `unknown` when errors were drained while it was open.
+   */
+  end(token: ProfilingToken): { ticks: Promise<DispatchTiming[]> } {
+    const open = this.#open.get(token.id);
+    if (open === undefined) {
+      throw new ProfileError("not-registered", `endProfile: token ${token.id} is unknown or was already ended`);
+    }
+    this.#open.delete(token.id);
+    if (open.error !== null) {
+      throw new ProfileError(
+        "unknown",
+        `endProfile: errors were drained while profile ${token.id} was open:\n${
+          open.error.map((e) => `  [${e.name}] ${e.message}`).join("\n")
+        }`,
+        { cause: open.error[0] },
+      );
+    }
+    const from = open.startSeq;
+    const to = this.#seq;
+    this.#ending.set(token.id, from);
+    return {
+      ticks: this.collect().then(() => {
+        const out: DispatchTiming[] = [];
+        for (let s = from; s < to; s++) {
+          const t = this.#timings.get(s);
+          if (t !== undefined) out.push(t);
+        }
+        return out;
+      }).finally(() => {
+        this.#ending.delete(token.id);
+        this.#prune();
+      }),
+    };
+  }
+
+  /** Marks every open profile as failed with the drained errors. */
+  fail(errors: readonly ServerError[]): void {
+    for (const p of this.#open.values()) p.error = [...(p.error ?? []), ...errors];
+  }
+
+  /**
+   * Timestamp writes for the next pass, or null when the query set is full
+   * (the stream submits, which resolves it, and asks again).
+   *
+   * @param label The pass label.
+   * @returns The pass descriptor, or null.
+   */
+  passDescriptor(label: string): GPUComputePassDescriptor | null {
+    if (this.#querySet === null) {
+      this.#querySet = this.#device.createQuerySet({
+        label: `${this.#label} timestamps`,
+        type: "timestamp",
+        count: QUERIES,
+      });
+      this.#used = 0;
+      this.#from = 0;
+    }
+    if (this.#used + 2 > QUERIES) return null;
+    const d: GPUComputePassDescriptor = {
+      label,
+      timestampWrites: {
+        querySet: this.#querySet,
+        beginningOfPassWriteIndex: this.#used,
+        endOfPassWriteIndex: this.#used + 1,
+      },
+    };
+    this.#used += 2;
+    this.#current.push({ seq: this.#seq++, name: "" });
+    return d;
+  }
+
+  /** Names the dispatch of the current pass. */
+  noteDispatch(name: string): void {
+    const last = this.#current[this.#current.length - 1];
+    if (last !== undefined && last.name === "") last.name = name;
+  }
+
+  /**
+   * Encodes the resolution of the passes timestamped since the last call into
+   * a readback buffer. The stream calls it before finishing an encoder.
+   *
+   * @param encoder The stream's encoder, with no pass open.
+   */
+  resolve(encoder: GPUCommandEncoder): void {
+    if (this.#current.length === 0 || this.#querySet === null) return;
+    const count = this.#used - this.#from;
+    const bytes = count * 8;
+    const resolve = this.#device.createBuffer({
+      label: `${this.#label} timestamp resolve`,
+      size: bytes,
+      usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+    });
+    const readback = this.#device.createBuffer({
+      label: `${this.#label} timestamp readback`,
+      size: bytes,
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
+    encoder.resolveQuerySet(this.#querySet, this.#from, count, resolve, 0);
+    encoder.copyBufferToBuffer(resolve, 0, readback, 0, bytes);
+    this.#batches.push({ readback, resolve, passes: this.#current, submitted: false });
+    this.#current = [];
+    this.#from = this.#used;
+    if (this.#used + 2 > QUERIES) {
+      this.#retired.push(this.#querySet);
+      this.#querySet = null;
+    }
+  }
+
+  /** Marks resolved batches as submitted (called after the stream's submit). */
+  submitted(): void {
+    for (const b of this.#batches) b.submitted = true;
+    for (const q of this.#retired) q.destroy();
+    this.#retired = [];
+  }
+
+  /**
+   * Reads back every submitted batch with one map wait and records its
+   * timings. Concurrent calls share one read.
+   */
+  collect(): Promise<void> {
+    if (this.#reading !== null) return this.#reading.then(() => this.collect());
+    const batches = this.#batches.filter((b) => b.submitted);
+    if (batches.length === 0) return Promise.resolve();
+    this.#batches = this.#batches.filter((b) => !b.submitted);
+    this.#reading = Promise.all(batches.map((b) => b.readback.mapAsync(GPUMapMode.READ))).then(() => {
+      for (const b of batches) {
+        const t = new BigUint64Array(b.readback.getMappedRange());
+        this.#base ??= t[0]!;
+        const base = this.#base;
+        b.passes.forEach((p, i) => {
+          const start = Number(t[2 * i]! - base);
+          const end = Number(t[2 * i + 1]! - base);
+          if (p.name !== "") this.#timings.set(p.seq, { name: p.name, stream: this.#stream, start, end });
+        });
+        b.readback.unmap();
+        b.readback.destroy();
+        b.resolve.destroy();
+      }
+    }).finally(() => {
+      this.#reading = null;
+    });
+    return this.#reading;
+  }
+
+  /** Drains every timing read so far (for always-on logging). */
+  takeAll(): DispatchTiming[] {
+    const out: DispatchTiming[] = [];
+    let last = this.#logged;
+    for (const [seq, t] of this.#timings) {
+      if (seq < this.#logged) continue;
+      out.push(t);
+      if (seq + 1 > last) last = seq + 1;
+    }
+    this.#logged = last;
+    if (this.#open.size === 0 && this.#ending.size === 0) this.#timings.clear();
+    return out;
+  }
+
+  #prune(): void {
+    if (this.#always) return; // always-on logging drains timings with takeAll
+    let min = this.#seq;
+    for (const p of this.#open.values()) min = Math.min(min, p.startSeq);
+    for (const from of this.#ending.values()) min = Math.min(min, from);
+    for (const seq of this.#timings.keys()) if (seq < min) this.#timings.delete(seq);
+  }
+
+  /** Destroys the profiler's GPU objects. */
+  destroy(): void {
+    this.#querySet?.destroy();
+    for (const b of this.#batches) {
+      b.readback.destroy();
+      b.resolve.destroy();
+    }
+    this.#batches = [];
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * Contract under test: profiling (section 6 of the contract). Device timing
+ * timestamps every pass while a profile is open, tokens nest, profiles span
+ * submits, the per-dispatch breakdown becomes a Chrome trace; system timing is
+ * the fallback; errors drained during a profile fail it; `exclusive` and
+ * `profile` follow behaviour 20. Also the logger.
+ */
+
+import assert from "node:assert/strict";
+import { chromeTrace, defineKernel, parseLogEnv, ProfileError, ServerError, summarizeDispatches } from "../../mod.ts";
+import { incKernel, withClient } from "../_gpu.ts";
+
+/** Spins `iterations` (info word 0) times per invocation, then writes the result. */
+const spin = defineKernel({
+  name: "spin",
+  wgsl: `
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@group(0) @binding(1) var<storage, read> iterations: u32;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  var acc = g.x;
+  for (var i = 0u; i < iterations; i++) { acc = acc * 1664525u + 1013904223u; }
+  out[g.x] = acc;
+}`,
+});
+
+Deno.test("a kernel made 10x longer measures longer on the device", async () => {
+  await withClient(async (client) => {
+    assert.equal(client.properties.timingMethod, "device");
+    const out = client.empty(64 * 4 * 4);
+    const run = (n: number) =>
+      client.profile(() => {
+        for (let i = 0; i < 4; i++) client.launch(spin, [4], [out], new Uint32Array([n]));
+      });
+    await run(10); // warm the pipeline
+    const short = await run(2_000);
+    const long = await run(20_000);
+    assert.equal(short.duration.method, "device");
+    assert.equal(short.dispatches.length, 4);
+    assert.ok(short.nanos > 0);
+    assert.ok(long.nanos > short.nanos, `long ${long.nanos} ns vs short ${short.nanos} ns`);
+    assert.deepEqual(long.kernels.map((k) => [k.name, k.count]), [["spin", 4]]);
+  });
+});
+
+Deno.test("profiles nest: an outer profile covers the inner one's dispatches and its own", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(64));
+    const outer = await client.startProfile();
+    client.launch(incKernel, [1], [x]);
+    const inner = await client.startProfile();
+    client.launch(incKernel, [1], [x]);
+    client.launch(incKernel, [1], [x]);
+    const innerDuration = await client.endProfile(inner);
+    client.launch(incKernel, [1], [x]);
+    const outerDuration = await client.endProfile(outer);
+    const [i, o] = await Promise.all([innerDuration.dispatches, outerDuration.dispatches]);
+    assert.equal(i.length, 2);
+    assert.equal(o.length, 4);
+    const [it, ot] = await Promise.all([innerDuration.ticks, outerDuration.ticks]);
+    assert.ok(ot.start <= it.start && it.end <= ot.end);
+    await assert.rejects(
+      () => client.endProfile(inner),
+      (e: unknown) => e instanceof ProfileError && e.kind === "not-registered",
+    );
+    await assert.rejects(
+      () => client.endProfile({ id: 987654, stream: 0 }),
+      (e: unknown) => e instanceof ProfileError && e.kind === "not-registered",
+    );
+  });
+});
+
+Deno.test("a profile spanning several submits counts every dispatch of all of them", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(64));
+    const submits: number[] = [];
+    const queue = client.server.device.queue;
+    const submit = queue.submit;
+    queue.submit = function (this: GPUQueue, cbs: GPUCommandBuffer[]) {
+      submits.push(1);
+      return submit.call(this, cbs);
+    };
+    let p;
+    try {
+      p = await client.profile(async () => {
+        for (let i = 0; i < 10; i++) client.launch(incKernel, [1], [x]);
+        await client.flush();
+        for (let i = 0; i < 10; i++) client.launch(incKernel, [1], [x]);
+      });
+    } finally {
+      queue.submit = submit;
+    }
+    assert.ok(submits.length >= 5, `${submits.length} submits`);
+    assert.equal(p.dispatches.length, 20);
+    const sorted = [...p.dispatches].sort((a, b) => a.start - b.start);
+    assert.equal(p.ticks.start, sorted[0]!.start);
+    assert.equal(p.ticks.end, Math.max(...p.dispatches.map((d) => d.end)));
+  }, { tasksMax: 4 });
+});
+
+Deno.test("the Chrome trace of a profile is JSON with one event per dispatch", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(64));
+    const out = client.empty(64 * 4);
+    const path = await Deno.makeTempFile({ suffix: ".trace.json" });
+    try {
+      const p = await client.profile(() => {
+        for (let i = 0; i < 3; i++) client.launch(incKernel, [1], [x]);
+        client.launch(spin, [1], [out], new Uint32Array([100]));
+      }, { trace: path });
+      const trace = JSON.parse(await Deno.readTextFile(path));
+      const events = trace.traceEvents.filter((e: { ph: string }) => e.ph === "X");
+      assert.equal(events.length, 4);
+      assert.deepEqual(events.map((e: { name: string }) => e.name), ["inc", "inc", "inc", "spin"]);
+      assert.ok(events.every((e: { dur: number; ts: number }) => e.dur >= 0 && Number.isFinite(e.ts)));
+      assert.deepEqual(summarizeDispatches(p.dispatches).map((k) => k.count).sort(), [1, 3]);
+      assert.equal(chromeTrace([]).traceEvents.length, 1);
+    } finally {
+      await Deno.remove(path);
+    }
+  });
+});
+
+Deno.test("an error drained while a profile is open fails that profile", async () => {
+  await withClient(async (client) => {
+    const broken = defineKernel({
+      name: "broken",
+      wgsl: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }",
+    });
+    await assert.rejects(
+      () => client.profile(() => client.launch(broken, [1], [])),
+      (e: unknown) => e instanceof ProfileError && e.kind === "unknown" && /broken/.test(e.message),
+    );
+    const ok = await client.profile(() => 123);
+    assert.equal(ok.result, 123);
+  });
+});
+
+Deno.test("exclusive() turns a throw into a ServerError; profile() re-raises it; both return values", async () => {
+  await withClient(async (client) => {
+    await assert.rejects(
+      () =>
+        client.exclusive(() => {
+          throw new Error("x marks the spot");
+        }),
+      (e: unknown) => e instanceof ServerError && /x marks the spot/.test(e.message),
+    );
+    await assert.rejects(
+      () =>
+        client.profile(() => {
+          throw new Error("y");
+        }),
+      (e: unknown) => e instanceof Error && !(e instanceof ServerError) && e.message === "y",
+    );
+    const p = await client.profile(() => 123);
+    assert.equal(p.result, 123);
+    assert.equal(p.nanos, 0, "no device work, zero duration");
+    // exclusive sections run one at a time, and nested calls do not deadlock.
+    const order: string[] = [];
+    await Promise.all([
+      client.exclusive(async () => {
+        order.push("a1");
+        await client.exclusive(() => order.push("nested"));
+        await new Promise((r) => setTimeout(r, 5));
+        order.push("a2");
+      }),
+      client.exclusive(() => order.push("b")),
+    ]);
+    assert.deepEqual(order, ["a1", "nested", "a2", "b"]);
+  });
+});
+
+Deno.test("system timing measures with the host clock when asked for", async () => {
+  await withClient(async (client) => {
+    const out = client.empty(64 * 4);
+    const p = await client.profile(() => client.launch(spin, [1], [out], new Uint32Array([1000])));
+    assert.equal(p.duration.method, "system");
+    assert.ok(p.nanos > 0);
+    assert.deepEqual(p.dispatches, []);
+  }, { timing: "system" });
+});
+
+Deno.test("the logger writes compilation and launch lines to a file, and a profile summary at sync", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".log" });
+  try {
+    await withClient(async (client) => {
+      const x = client.create(new Uint32Array(64));
+      client.launch(incKernel, [1], [x]);
+      client.launch(incKernel, [1], [x]);
+      await client.sync();
+    }, { logger: { compilation: "basic", launches: "full", profiling: "basic", sink: { file, append: false } } });
+    const log = await Deno.readTextFile(file);
+    assert.match(log, /\[denogpu compilation\] compiled inc/);
+    assert.equal(log.match(/executing inc/g)?.length, 2);
+    assert.match(log, /\[denogpu profile\] profile summary/);
+    assert.match(log, /inc\s+[\d.]+ ms\s+2×/);
+  } finally {
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("parseLogEnv() reads DENOGPU_LOG's levels and sink", () => {
+  assert.deepEqual(parseLogEnv(undefined), {});
+  assert.deepEqual(parseLogEnv("0"), {});
+  assert.deepEqual(parseLogEnv("memory=full,file=/tmp/x.log"), {
+    memory: "full",
+    sink: { file: "/tmp/x.log", append: true },
+  });
+  assert.deepEqual(parseLogEnv("1"), { compilation: "basic", memory: "basic", launches: "basic", profiling: "basic" });
+  assert.deepEqual(parseLogEnv("profiling=medium,stdout"), { profiling: "medium", sink: "stdout" });
+});
