@@ -110,6 +110,7 @@ export class WebGpuServer implements ComputeServer {
   #maxStreams: number;
   #graphs: GraphRegistry;
   #exclusive = new ExclusiveLock();
+  #streamOf = (slot: number): Stream => this.stream(slot);
   #deviceTiming: boolean;
   #logLaunch: boolean;
   #hostStaging = new HostStagingPool();
@@ -564,12 +565,12 @@ export class WebGpuServer implements ComputeServer {
 
   replay(graph: GraphId, stream: StreamId): void {
     this.checkAlive();
-    this.#graphs.replay(graph, this.stream(stream), (slot) => this.stream(slot));
+    this.#graphs.replay(graph, this.stream(stream), this.#streamOf);
   }
 
   graphDestroy(graph: GraphId, _stream: StreamId): void {
     if (this.#closed !== null) return;
-    this.#graphs.destroy(graph, (slot) => this.stream(slot));
+    this.#graphs.destroy(graph, this.#streamOf);
   }
 
   /** Graphs alive on this server. */

@@ -440,10 +440,14 @@ export class Stream {
     if (this.#segment !== null) this.#switchSegment(null);
     this.#markPages(graph.pages);
     const tasks = graph.tasks;
+    const max = this.#tasksMax;
+    let pass = this.#pass ?? this.#openPass();
+    let last = this.#lastPipeline;
     for (let i = 0; i < tasks.length; i++) {
       const t = tasks[i]!;
       const indirect = t.indirect;
       if (t.copyFrom !== null) {
+        this.#lastPipeline = last;
         this.encoderForCopy().copyBufferToBuffer(
           t.copyFrom.buffer,
           t.copyFrom.offset,
@@ -451,23 +455,30 @@ export class Stream {
           indirect!.offset,
           12,
         );
+        pass = this.#openPass();
+        last = null;
       }
-      const pass = this.#pass ?? this.#openPass();
-      if (t.pipeline !== this.#lastPipeline) {
+      if (t.pipeline !== last) {
         pass.setPipeline(t.pipeline);
-        this.#lastPipeline = t.pipeline;
+        last = t.pipeline;
       }
       if (t.dynamic === null) pass.setBindGroup(0, t.bindGroup);
       else pass.setBindGroup(0, t.bindGroup, t.dynamic, 0, 1);
       if (indirect === null) pass.dispatchWorkgroups(t.x, t.y, t.z);
       else pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
       this.#commands++;
-      if (this.timestamping) this.#closeTimedPass(t.name);
-      if (++this.#tasks >= this.#tasksMax) {
-        this.submit();
-        this.#markPages(graph.pages);
+      if (this.timestamping || ++this.#tasks >= max) {
+        this.#lastPipeline = last;
+        if (this.timestamping) {
+          this.#closeTimedPass(t.name);
+          if (++this.#tasks >= max) this.submit();
+        } else this.submit();
+        if (this.#tasks === 0) this.#markPages(graph.pages);
+        pass = this.#pass ?? this.#openPass();
+        last = this.#lastPipeline;
       }
     }
+    this.#lastPipeline = last;
   }
 
   /**

@@ -1,0 +1,118 @@
+/**
+ * Graph replay: host time per dispatch to re-encode a captured sequence of L
+ * launches (`graph.replay()`), next to launching the same sequence with
+ * `client.launch` and to the raw WebGPU floor (one open pass, prebuilt bind
+ * groups, `setPipeline` when it changes, `setBindGroup` + `dispatchWorkgroups`
+ * per dispatch), in one group per sequence length and kernel size.
+ *
+ * Each timed iteration encodes about 1,024 dispatches (⌈1024 / L⌉ repetitions
+ * of the sequence), and only encoding is timed: submits happen outside the
+ * timed region, because on the software adapter a submit executes the
+ * dispatches on the CPU. The client's `tasksMax` is above 1,024 here.
+ *
+ * The sequence alternates two kernels (an elementwise `a = a * 0.5 + b` and a
+ * copy back), so the pipeline changes at every dispatch, as in real graphs.
+ *
+ * Run: `deno bench --allow-env bench/graph_bench.ts` (with `LP_NUM_THREADS=0`
+ * on the software adapter for steadier figures).
+ */
+
+import { createClient, defineKernel } from "../mod.ts";
+
+const client = await createClient({ tasksMax: 4096 });
+const device = client.server.device;
+const WGSL_MIX = `
+@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> b: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < arrayLength(&a)) { a[g.x] = a[g.x] * 0.5 + b[g.x]; }
+}`;
+const WGSL_COPY = `
+@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> b: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < arrayLength(&a)) { b[g.x] = a[g.x]; }
+}`;
+const mix = defineKernel({ name: "mix", wgsl: WGSL_MIX });
+const copy = defineKernel({ name: "copy", wgsl: WGSL_COPY });
+
+const layout = device.createBindGroupLayout({
+  entries: [0, 1].map((binding) => ({
+    binding,
+    visibility: GPUShaderStage.COMPUTE,
+    buffer: { type: "storage" as const },
+  })),
+});
+const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [layout] });
+const rawMix = device.createComputePipeline({
+  layout: pipelineLayout,
+  compute: { module: device.createShaderModule({ code: WGSL_MIX }), entryPoint: "main" },
+});
+const rawCopy = device.createComputePipeline({
+  layout: pipelineLayout,
+  compute: { module: device.createShaderModule({ code: WGSL_COPY }), entryPoint: "main" },
+});
+
+const LENGTHS = [1, 10, 100, 1000];
+const SIZES = [{ name: "1 workgroup", groups: 1 }, { name: "256 workgroups", groups: 256 }];
+const TARGET = 1024;
+
+for (const size of SIZES) {
+  const n = size.groups * 64;
+  const a = client.create(new Float32Array(n).fill(1));
+  const b = client.create(new Float32Array(n).fill(2));
+  const rawA = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE });
+  const rawB = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE });
+  const rawBg = device.createBindGroup({
+    layout,
+    entries: [{ binding: 0, resource: { buffer: rawA } }, { binding: 1, resource: { buffer: rawB } }],
+  });
+  const count = [size.groups];
+  const ab = [a, b];
+  for (const length of LENGTHS) {
+    const reps = Math.ceil(TARGET / length);
+    const sequence = () => {
+      for (let i = 0; i < length; i++) client.launch(i % 2 === 0 ? mix : copy, count, ab);
+    };
+    const graph = await client.capture(sequence);
+    await client.sync();
+    const group = `L=${length}, ${size.name} (${reps * length} dispatches per iteration)`;
+
+    Deno.bench({ group, name: "raw WebGPU floor", baseline: true, n: 30, warmup: 5 }, (t) => {
+      const encoder = device.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      let last: GPUComputePipeline | null = null;
+      t.start();
+      for (let r = 0; r < reps; r++) {
+        for (let i = 0; i < length; i++) {
+          const p = i % 2 === 0 ? rawMix : rawCopy;
+          if (p !== last) {
+            pass.setPipeline(p);
+            last = p;
+          }
+          pass.setBindGroup(0, rawBg);
+          pass.dispatchWorkgroups(size.groups);
+        }
+      }
+      t.end();
+      pass.end();
+      device.queue.submit([encoder.finish()]);
+    });
+
+    Deno.bench({ group, name: "graph.replay()", n: 30, warmup: 5 }, async (t) => {
+      t.start();
+      for (let r = 0; r < reps; r++) graph.replay();
+      t.end();
+      await client.flush();
+    });
+
+    Deno.bench({ group, name: "client.launch", n: 30, warmup: 5 }, async (t) => {
+      t.start();
+      for (let r = 0; r < reps; r++) sequence();
+      t.end();
+      await client.flush();
+    });
+  }
+}
+
+globalThis.addEventListener("unload", () => client.destroy());
