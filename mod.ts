@@ -47,6 +47,8 @@ export * from "./src/memory/host_staging.ts";
 export * from "./src/stream/device_context.ts";
 export * from "./src/stream/info_arena.ts";
 export * from "./src/stream/staging_pool.ts";
+export * from "./src/stream/command_queue.ts";
+export * from "./src/stream/speculation.ts";
 export * from "./src/stream/stream.ts";
 export * from "./src/stream/stream_reader.ts";
 export * from "./src/server/types.ts";

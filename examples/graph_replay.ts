@@ -76,6 +76,11 @@ function step(): void {
   client.launch(copyBack, groups, nextU);
 }
 
+// Warm up: compile and validate the three pipelines, then start from the initial state.
+step();
+await client.sync();
+client.write(u, initial);
+
 // 1. Plain launches.
 let t0 = performance.now();
 for (let s = 0; s < STEPS; s++) step();

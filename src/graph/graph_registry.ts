@@ -54,6 +54,7 @@ export class GraphRegistry {
    */
   async begin(s: Stream): Promise<void> {
     s.capture.checkBegin();
+    await s.awaitHeld();
     s.submit();
     await s.settle();
     const errors = s.drainErrors();

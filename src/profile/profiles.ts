@@ -29,6 +29,7 @@ function refuseWhileRecording(s: Stream, what: string): void {
 export async function startProfile(s: Stream): Promise<ProfilingToken> {
   refuseWhileRecording(s, "startProfile");
   if (s.profiler !== null) {
+    await s.awaitHeld();
     s.submit();
     await s.settle();
     const errors = s.drainErrors();
@@ -62,6 +63,7 @@ export async function endProfile(s: Stream, token: ProfilingToken): Promise<Prof
     throw new ProfileError("not-registered", "endProfile: expected a token returned by startProfile");
   }
   if (s.profiler !== null) {
+    await s.awaitHeld();
     s.submit();
     await s.settle();
     s.drainErrors(); // marks open profiles as failed

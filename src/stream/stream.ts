@@ -19,7 +19,7 @@
  */
 
 import { alignUp } from "../_util/align.ts";
-import { DeviceValidationError, IoError, LaunchError, type ServerError, ServerUnhealthyError } from "../errors.ts";
+import { IoError, LaunchError, type ServerError, ServerUnhealthyError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page, Slice } from "../memory/managed_memory.ts";
 import type { MemoryManager } from "../memory/memory_manager.ts";
@@ -33,13 +33,12 @@ import type { DeviceContext } from "./device_context.ts";
 import { InfoArena, type InfoWords } from "./info_arena.ts";
 import { StagingPool } from "./staging_pool.ts";
 import { StreamReader } from "./stream_reader.ts";
+import { CommandQueue, type QueueHost } from "./command_queue.ts";
+import { Speculation } from "./speculation.ts";
 
 const INDIRECT_BYTES = 4096;
-
-interface Finished {
-  cb: GPUCommandBuffer;
-  entry: PipelineEntry | null;
-}
+/** Dispatches held while validations are pending before a submit is forced. */
+const HOLD_LIMIT = 16384;
 
 /** The resolved bindings of a pipeline's last launch (see `Stream.launch`). */
 interface LaunchMemo {
@@ -55,7 +54,7 @@ interface LaunchMemo {
 export type OwnerResolver = (binding: BufferBinding) => Slice;
 
 /** A stream slot. */
-export class Stream {
+export class Stream implements QueueHost {
   /** Slot index. */
   readonly slot: number;
   /** Label prefix of its GPU objects, e.g. `"stream 0"`. */
@@ -80,27 +79,21 @@ export class Stream {
   timestamping = false;
   /** Called with the errors whenever the error queue is drained (profiles fail on it). */
   onDrain: ((errors: readonly ServerError[]) => void) | null = null;
+  /** The encoder, open pass and submission queue. */
+  readonly queue: CommandQueue;
   #ctx: DeviceContext;
   #resolveOwner: OwnerResolver;
   #reader: StreamReader;
-  #encoder: GPUCommandEncoder | null = null;
-  #encoderNo = 0;
-  #pass: GPUComputePassEncoder | null = null;
-  #commands = 0;
-  #tasks = 0;
-  #segment: PipelineEntry | null = null;
-  #finished: Finished[] = [];
   #arena: InfoArena;
   #errors: ServerError[] = [];
   #checks = new Set<Promise<unknown>>();
   #pendingLaunches = new Map<PipelineEntry, number>();
   #pinsPending: ManagedMemory[] = [];
-  #lastPipeline: GPUComputePipeline | null = null;
   #dyn = new Uint32Array(1);
   #indirect: GPUBuffer | null = null;
   #tasksMax: number;
-  #passDescriptor: GPUComputePassDescriptor;
   #indirectUsed = 0;
+  #held: Speculation | null = null;
 
   /**
    * Creates the instance.
@@ -123,7 +116,6 @@ export class Stream {
     const s = parts.ctx.settings;
     this.#tasksMax = s.tasksMax;
     this.systemProfiler = new SystemProfiler(parts.slot);
-    this.#passDescriptor = { label: `${this.label} pass` };
     this.#arena = new InfoArena(parts.ctx.device, {
       capacity: Math.max(64 * 1024, Math.min(s.tasksMax, 1024) * s.storageOffsetAlignment),
       alignment: s.storageOffsetAlignment,
@@ -134,16 +126,39 @@ export class Stream {
       maxBufferSize: s.maxBufferSize,
     });
     this.#reader = new StreamReader(this, parts.ctx);
+    this.queue = new CommandQueue(parts.ctx, this, this.#arena);
   }
 
   /** True when commands are encoded or finished and not yet submitted. */
   get hasWork(): boolean {
-    return this.#commands > 0 || this.#finished.length > 0;
+    return this.queue.hasWork || this.#held !== null;
   }
 
   /** Dispatches encoded since the last submit. */
   get tasks(): number {
-    return this.#tasks;
+    return this.queue.tasks;
+  }
+
+  /** True while launches are held back waiting for pipeline validations. */
+  get holding(): boolean {
+    return this.#held !== null;
+  }
+
+  /**
+   * Timestamp writes for the next pass while profiling (submitting first
+   * when the query set is full), or null.
+   *
+   * @param label The pass label.
+   * @returns The descriptor, or null.
+   */
+  timedPass(label: string): GPUComputePassDescriptor | null {
+    if (!this.timestamping || this.profiler === null) return null;
+    let d = this.profiler.passDescriptor(label);
+    if (d === null) {
+      this.submit(); // the query set is full: resolve it, then start a new one
+      d = this.profiler.passDescriptor(label)!;
+    }
+    return d;
   }
 
   /** Errors queued and not yet drained. */
@@ -344,16 +359,17 @@ export class Stream {
       indirectBuffer = r.buffer;
       indirectOffset = r.offset;
     }
-    let segment: PipelineEntry | null = null;
-    if (entry.state !== "valid") {
-      this.watchPipeline(entry);
-      segment = entry;
+    if (this.#held !== null || entry.state !== "valid") {
+      const pages: Page[] = [];
+      for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
+      this.#hold(entry, bindGroup, pages, offset, x, y, z, indirectBuffer, indirectOffset);
+      return;
     }
-    if (segment !== this.#segment) this.#switchSegment(segment);
-    const pass = this.#pass ?? this.#openPass();
-    if (entry.pipeline !== this.#lastPipeline) {
+    const q = this.queue;
+    const pass = q.pass ?? q.openPass();
+    if (entry.pipeline !== q.lastPipeline) {
       pass.setPipeline(entry.pipeline);
-      this.#lastPipeline = entry.pipeline;
+      q.lastPipeline = entry.pipeline;
     }
     if (info === null) pass.setBindGroup(0, bindGroup);
     else {
@@ -362,15 +378,114 @@ export class Stream {
     }
     if (indirectBuffer !== null) pass.dispatchWorkgroupsIndirect(indirectBuffer, indirectOffset);
     else pass.dispatchWorkgroups(x, y, z);
-    this.#commands++;
+    q.commands++;
     if (this.timestamping) this.#closeTimedPass(entry.kernel.name);
-    if (++this.#tasks >= this.#tasksMax) this.submit();
+    if (++q.tasks >= this.#tasksMax) this.submit();
+  }
+
+  /** Holds a launch back until the validations it waits for are known. */
+  #hold(
+    entry: PipelineEntry,
+    bindGroup: GPUBindGroup,
+    pages: Page[],
+    offset: number,
+    x: number,
+    y: number,
+    z: number,
+    indirect: GPUBuffer | null,
+    indirectOffset: number,
+  ): void {
+    let held = this.#held;
+    const fresh = held === null;
+    if (held === null) held = this.#held = new Speculation();
+    if (entry.state !== "valid") {
+      this.watchPipeline(entry);
+      held.entries.add(entry);
+    }
+    held.ops.push({ kind: "launch", entry, bindGroup, pages, offset, x, y, z, indirect, indirectOffset });
+    if (fresh) this.#releaseWhenKnown(held);
+    if (++held.launches >= HOLD_LIMIT) this.submit();
+  }
+
+  /** Releases held work, without isolation, as soon as every validation it waits for is known. */
+  #releaseWhenKnown(held: Speculation): void {
+    this.track(
+      held.settled().then(() => {
+        if (this.#held !== held) return;
+        if (held.known) this.#release(false);
+        else this.#releaseWhenKnown(held);
+      }),
+    );
+  }
+
+  /**
+   * Encodes held work in order. Launches of failed pipelines are dropped;
+   * with `isolate`, launches of still-pending pipelines get their own command
+   * buffers; held writes are issued after submitting what precedes them.
+   */
+  #release(isolate: boolean): void {
+    const held = this.#held;
+    if (held === null) return;
+    this.#held = null;
+    const q = this.queue;
+    for (const op of held.ops) {
+      if (op.kind === "copy") {
+        if (op.page !== null) this.usePage(op.page);
+        q.encoder().copyBufferToBuffer(op.src, op.srcOffset, op.dst, op.dstOffset, op.size);
+        continue;
+      }
+      if (op.kind === "write") {
+        this.submit();
+        this.#ctx.queue.writeBuffer(op.buffer, op.offset, op.data);
+        continue;
+      }
+      const entry = op.entry;
+      if (entry.state === "failed") continue;
+      const segment = entry.state === "pending" && isolate ? entry : null;
+      if (segment !== q.segment) q.switchSegment(segment);
+      this.#markPages(op.pages); // the batch may have changed since the launch was held
+      const pass = q.pass ?? q.openPass();
+      if (entry.pipeline !== q.lastPipeline) {
+        pass.setPipeline(entry.pipeline);
+        q.lastPipeline = entry.pipeline;
+      }
+      if (op.offset < 0) pass.setBindGroup(0, op.bindGroup);
+      else {
+        this.#dyn[0] = op.offset;
+        pass.setBindGroup(0, op.bindGroup, this.#dyn, 0, 1);
+      }
+      if (op.indirect !== null) pass.dispatchWorkgroupsIndirect(op.indirect, op.indirectOffset);
+      else pass.dispatchWorkgroups(op.x, op.y, op.z);
+      q.commands++;
+      if (this.timestamping) this.#closeTimedPass(entry.kernel.name);
+      if (++q.tasks >= this.#tasksMax) this.submit();
+    }
+  }
+
+  /** Waits until held work, if any, can be released without isolation. */
+  async awaitHeld(): Promise<void> {
+    while (this.#held !== null && !this.#held.known) await this.#held.settled();
+  }
+
+  /**
+   * Copies bytes between buffers in stream order (held while launches are).
+   *
+   * @param page The storage page involved (marked used again if the copy is held), or null.
+   * @param src Source buffer.
+   * @param srcOffset Source offset.
+   * @param dst Destination buffer.
+   * @param dstOffset Destination offset.
+   * @param size Bytes (a multiple of 4).
+   */
+  copy(page: Page | null, src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, size: number): void {
+    if (this.#held !== null) this.#held.ops.push({ kind: "copy", page, src, srcOffset, dst, dstOffset, size });
+    else this.queue.encoder().copyBufferToBuffer(src, srcOffset, dst, dstOffset, size);
   }
 
   /** While profiling, each dispatch has its own pass: name it and close it. */
   #closeTimedPass(name: string): void {
     this.profiler!.noteDispatch(name);
-    this.endPass();
+    this.queue.endPass();
   }
 
   /** Records a launch, fully resolved, into the graph being captured (nothing is encoded). */
@@ -437,25 +552,21 @@ export class Stream {
    */
   replay(graph: CapturedGraph): void {
     this.#ctx.current = this;
-    if (this.#segment !== null) this.#switchSegment(null);
+    if (this.#held !== null) this.#release(!this.#held.known);
+    const q = this.queue;
+    if (q.segment !== null) q.switchSegment(null);
     this.#markPages(graph.pages);
     const tasks = graph.tasks;
     const max = this.#tasksMax;
-    let pass = this.#pass ?? this.#openPass();
-    let last = this.#lastPipeline;
+    let pass = q.pass ?? q.openPass();
+    let last = q.lastPipeline;
     for (let i = 0; i < tasks.length; i++) {
       const t = tasks[i]!;
       const indirect = t.indirect;
       if (t.copyFrom !== null) {
-        this.#lastPipeline = last;
-        this.encoderForCopy().copyBufferToBuffer(
-          t.copyFrom.buffer,
-          t.copyFrom.offset,
-          indirect!.buffer,
-          indirect!.offset,
-          12,
-        );
-        pass = this.#openPass();
+        q.lastPipeline = last;
+        q.encoder().copyBufferToBuffer(t.copyFrom.buffer, t.copyFrom.offset, indirect!.buffer, indirect!.offset, 12);
+        pass = q.openPass();
         last = null;
       }
       if (t.pipeline !== last) {
@@ -466,19 +577,19 @@ export class Stream {
       else pass.setBindGroup(0, t.bindGroup, t.dynamic, 0, 1);
       if (indirect === null) pass.dispatchWorkgroups(t.x, t.y, t.z);
       else pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
-      this.#commands++;
-      if (this.timestamping || ++this.#tasks >= max) {
-        this.#lastPipeline = last;
+      q.commands++;
+      if (this.timestamping || ++q.tasks >= max) {
+        q.lastPipeline = last;
         if (this.timestamping) {
           this.#closeTimedPass(t.name);
-          if (++this.#tasks >= max) this.submit();
+          if (++q.tasks >= max) this.submit();
         } else this.submit();
-        if (this.#tasks === 0) this.#markPages(graph.pages);
-        pass = this.#pass ?? this.#openPass();
-        last = this.#lastPipeline;
+        if (q.tasks === 0) this.#markPages(graph.pages);
+        pass = q.pass ?? q.openPass();
+        last = q.lastPipeline;
       }
     }
-    this.#lastPipeline = last;
+    q.lastPipeline = last;
   }
 
   /**
@@ -512,151 +623,43 @@ export class Stream {
     }
     const at = this.#indirectUsed;
     this.#indirectUsed += 16;
-    this.encoderForCopy().copyBufferToBuffer(buffer, offset, this.#indirect, at, 12);
+    this.copy(slice.page, buffer, offset, this.#indirect, at, 12);
     return { buffer: this.#indirect, offset: at };
-  }
-
-  #switchSegment(segment: PipelineEntry | null): void {
-    if (this.#commands > 0) this.#finishEncoder();
-    this.#segment = segment;
-  }
-
-  #finishEncoder(): void {
-    if (this.#pass !== null) {
-      this.#pass.end();
-      this.#pass = null;
-    }
-    if (this.#encoder === null) return;
-    const device = this.#ctx.device;
-    const entry = this.#segment;
-    device.pushErrorScope("validation");
-    const cb = this.#encoder.finish({ label: `${this.label} commands #${this.#encoderNo}` });
-    const popped = device.popErrorScope();
-    this.track(popped.then(async (err) => {
-      if (err === null) return;
-      if (entry !== null) await entry.checked;
-      if (entry === null || entry.state !== "failed") this.#errors.push(this.#batchError(err, entry));
-    }));
-    this.#encoder = null;
-    this.#finished.push({ cb, entry });
-    this.#commands = 0;
-    this.#lastPipeline = null;
-  }
-
-  #batchError(err: GPUError, entry: PipelineEntry | null): ServerError {
-    return entry === null
-      ? new DeviceValidationError(`${this.label}: a submitted batch failed validation: ${err.message}`, { cause: err })
-      : new LaunchError(
-        "unknown",
-        entry.kernel.name,
-        `${entry.kernel.name}: dispatch failed validation: ${err.message}`,
-        { cause: err },
-      );
-  }
-
-  #encoderNow(): GPUCommandEncoder {
-    if (this.#encoder === null) {
-      this.#encoderNo++;
-      this.#encoder = this.#ctx.device.createCommandEncoder({ label: `${this.label} encoder #${this.#encoderNo}` });
-    }
-    return this.#encoder;
-  }
-
-  #openPass(): GPUComputePassEncoder {
-    let descriptor: GPUComputePassDescriptor = this.#passDescriptor;
-    if (this.timestamping) {
-      let timed = this.profiler!.passDescriptor(this.#passDescriptor.label!);
-      if (timed === null) {
-        this.submit(); // the query set is full: resolve it, then start a new one
-        timed = this.profiler!.passDescriptor(this.#passDescriptor.label!)!;
-      }
-      descriptor = timed;
-    }
-    this.#pass = this.#encoderNow().beginComputePass(descriptor);
-    this.#lastPipeline = null;
-    return this.#pass;
   }
 
   /** Ends the open pass, if any (before copies, resolves, or a profile boundary). */
   endPass(): void {
-    if (this.#pass !== null) {
-      this.#pass.end();
-      this.#pass = null;
-      this.#lastPipeline = null;
-    }
-  }
-
-  /** Returns the encoder with no pass open, ready for a copy; counts one command. */
-  encoderForCopy(): GPUCommandEncoder {
-    if (this.#segment !== null) this.#switchSegment(null);
-    this.endPass();
-    this.#commands++;
-    return this.#encoderNow();
+    this.queue.endPass();
   }
 
   /**
-   * Ends the pass, uploads the info arena and submits everything encoded.
-   * Dispatches of pipelines whose validation is still pending are submitted
-   * alone, so their failure cannot invalidate other work; those known to have
-   * failed are dropped (their compile error is already queued).
+   * Submits everything encoded (releasing held work first, with isolation
+   * when validations are still pending), then records the submission: its
+   * index for cross-stream pins, the new epoch, deferred buffer destruction.
    */
   submit(): void {
-    this.endPass();
-    if (this.profiler !== null && this.profiler.unresolved) this.profiler.resolve(this.encoderForCopy());
-    if (this.#commands === 0 && this.#finished.length === 0) {
+    if (this.#held !== null) this.#release(!this.#held.known);
+    const q = this.queue;
+    q.endPass();
+    if (this.profiler !== null && this.profiler.unresolved) this.profiler.resolve(q.encoder());
+    const ctx = this.#ctx;
+    const n = q.submit();
+    if (n === 0) {
       this.#pinsPending.length = 0;
       this.storage.flush();
       return;
     }
-    const ctx = this.#ctx;
-    this.#arena.upload(ctx.queue);
-    if (this.#commands > 0) this.#finishEncoder();
-    const items = this.#finished;
-    this.#finished = [];
-    let normal: GPUCommandBuffer[] = [];
-    const submitNormal = () => {
-      if (normal.length === 0) return;
-      ctx.device.pushErrorScope("validation");
-      ctx.queue.submit(normal);
-      const popped = ctx.device.popErrorScope();
-      this.track(popped.then((err) => {
-        if (err !== null) this.#errors.push(this.#batchError(err, null));
-      }));
-      normal = [];
-    };
-    for (const item of items) {
-      const entry = item.entry;
-      if (entry === null || entry.state === "valid") {
-        normal.push(item.cb);
-        continue;
-      }
-      submitNormal();
-      if (entry.state === "failed") continue;
-      ctx.device.pushErrorScope("validation");
-      ctx.queue.submit([item.cb]);
-      const popped = ctx.device.popErrorScope();
-      this.track(popped.then(async (err) => {
-        if (err === null) return;
-        await entry.checked;
-        if (entry.state !== "failed") this.#errors.push(this.#batchError(err, entry));
-      }));
-    }
-    submitNormal();
     ctx.submitIndex++;
     this.epoch++;
     for (const desc of this.#pinsPending) ctx.pinUntil(ctx.submitIndex, desc);
     this.#pinsPending.length = 0;
-    this.#tasks = 0;
     this.#indirectUsed = 0;
-    this.#segment = null;
     this.storage.flush();
     if (ctx.logger.launches) {
-      ctx.logger.log("stream", `${this.label}: submit #${ctx.submitIndex} (${items.length} command buffers)`);
+      ctx.logger.log("stream", `${this.label}: submit #${ctx.submitIndex} (${n} command buffers)`);
     }
     this.profiler?.submitted();
-    // Open the next encoder and pass now, at a flush point, so the next launch
-    // pays neither (tens of µs each on some drivers).
-    if (ctx.lost === null && !this.timestamping) this.#openPass();
+    q.prepareNext();
   }
 
   /**
@@ -681,9 +684,18 @@ export class Stream {
     this.#ctx.current = this;
     if (data.byteLength === 0) return;
     const page = slice.page;
-    this.settlePage(page);
     const buffer = page.storage.resource!;
     const at = slice.offset + offset;
+    if (this.#held !== null) {
+      // Held launches may use this memory: hold the write too, with its own copy of the bytes.
+      const owner = page.useStream as Stream | null;
+      if (owner !== null && owner !== this && page.useEpoch === owner.epoch && owner.hasWork) owner.submit();
+      const copy = new Uint8Array(alignUp(data.byteLength, 4));
+      copy.set(data);
+      this.#held.ops.push({ kind: "write", buffer, offset: at, data: copy });
+      return;
+    }
+    this.settlePage(page);
     // Deno accepts views over SharedArrayBuffer too; the cast only satisfies the DOM typings.
     let src = data as Uint8Array<ArrayBuffer>;
     if (src.byteLength % 4 !== 0) {
@@ -711,6 +723,7 @@ export class Stream {
    */
   async sync(): Promise<void> {
     this.#ctx.current = this;
+    await this.awaitHeld();
     this.submit();
     const target = this.#ctx.submitIndex;
     await this.#ctx.queue.onSubmittedWorkDone();
@@ -725,18 +738,26 @@ export class Stream {
    *
    * @throws {ServerUnhealthyError} When errors were queued.
    */
-  async flush(): Promise<void> {
-    this.submit();
+  flush(): Promise<void> {
+    if (this.#held === null) {
+      this.submit(); // at once, so a caller that does not await still gets its work submitted
+      return this.#drain();
+    }
+    return this.awaitHeld().then(() => {
+      this.submit();
+      return this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
     await this.settle();
     this.throwIfUnhealthy();
   }
 
   /** Drops encoded work and GPU objects (client teardown). */
   destroy(): void {
-    this.#pass = null;
-    this.#encoder = null;
-    this.#finished = [];
-    this.#commands = 0;
+    this.#held = null;
+    this.queue.discard();
     this.#arena.buffer.destroy();
     this.#indirect?.destroy();
     this.staging.clear();

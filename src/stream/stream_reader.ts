@@ -22,7 +22,6 @@ interface ReadRequest {
   staging: StagingBuffer | null;
   bytes: number;
   parts: { at: number; size: number }[];
-  epoch: number;
   resolve: (value: Uint8Array[]) => void;
   reject: (reason: unknown) => void;
 }
@@ -59,15 +58,15 @@ export class StreamReader {
       total += alignUp(it.size, 8);
     }
     const { promise, resolve, reject } = Promise.withResolvers<Uint8Array[]>();
-    const request: ReadRequest = { staging: null, bytes: total, parts, epoch: 0, resolve, reject };
+    const request: ReadRequest = { staging: null, bytes: total, parts, resolve, reject };
     if (total > 0) {
       for (const it of items) if (it.size > 0) this.#stream.usePage(it.slice.page);
       const staging = this.#stream.staging.acquire(total);
       request.staging = staging;
-      const encoder = this.#stream.encoderForCopy();
       items.forEach((it, i) => {
         if (it.size === 0) return;
-        encoder.copyBufferToBuffer(
+        this.#stream.copy(
+          it.slice.page,
           it.slice.page.storage.resource!,
           it.slice.offset + it.offset,
           staging.buffer,
@@ -76,7 +75,6 @@ export class StreamReader {
         );
       });
     }
-    request.epoch = this.#stream.epoch;
     this.#batch.push(request);
     if (!this.#scheduled) {
       this.#scheduled = true;
@@ -91,7 +89,8 @@ export class StreamReader {
     this.#batch = [];
     const stream = this.#stream;
     const ctx = this.#ctx;
-    if (batch.some((r) => r.epoch === stream.epoch) && stream.hasWork) stream.submit();
+    await stream.awaitHeld();
+    if (stream.hasWork) stream.submit(); // this batch's copies may not have been submitted yet
     const target = ctx.submitIndex;
     const mapped = batch.filter((r) => r.staging !== null);
     try {

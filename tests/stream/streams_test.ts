@@ -189,6 +189,7 @@ Deno.test("sync() submits once and waits once", async () => {
 Deno.test("tasksMax bounds the dispatches per submit", async () => {
   await withClient(async (client) => {
     const x = client.create(new Uint32Array(16));
+    client.launch(incKernel, [1], [x], undefined, { mode: "skip" }); // compile and validate first
     await client.sync();
     const queue = client.server.device.queue;
     const submit = queue.submit;

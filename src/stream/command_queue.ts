@@ -1,0 +1,229 @@
+/**
+ * A stream's command encoder, open compute pass and submission queue: the
+ * finished command buffers waiting to be submitted to the device's queue.
+ *
+ * Command buffers are tagged with the pipeline whose validation was still
+ * pending when they were recorded (a "segment"); at submit, untagged and
+ * validated ones go in one `queue.submit`, a pending one is submitted alone
+ * (so a kernel that fails to compile cannot invalidate other work), and one
+ * whose pipeline failed is dropped (its compile error is already queued).
+ * Every submit runs inside a validation error scope whose result is queued on
+ * the stream.
+ *
+ * After each submit the next encoder and pass are opened at once, so the next
+ * launch pays neither (tens of µs each on some drivers).
+ *
+ * @module
+ */
+
+import { DeviceValidationError, LaunchError, type ServerError } from "../errors.ts";
+import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
+import type { DeviceContext } from "./device_context.ts";
+import type { InfoArena } from "./info_arena.ts";
+
+/** What the queue needs from its stream. */
+export interface QueueHost {
+  /** Label prefix, e.g. `"stream 0"`. */
+  readonly label: string;
+  /** Queues an asynchronous error on the stream. */
+  pushError(error: ServerError): void;
+  /** Tracks a promise that may queue errors. */
+  track(p: Promise<unknown>): void;
+  /** Timestamp writes for the next pass, or null when passes are not timed. */
+  timedPass(label: string): GPUComputePassDescriptor | null;
+  /** True while every pass must be timed (no pass is opened ahead of time). */
+  readonly timestamping: boolean;
+}
+
+interface Finished {
+  cb: GPUCommandBuffer;
+  entry: PipelineEntry | null;
+}
+
+/** Encoder, pass and submission queue of one stream. */
+export class CommandQueue {
+  /** The open compute pass, or null. */
+  pass: GPUComputePassEncoder | null = null;
+  /** Pipeline last set on the open pass. */
+  lastPipeline: GPUComputePipeline | null = null;
+  /** Commands encoded in the current encoder. */
+  commands = 0;
+  /** Dispatches encoded since the last submit. */
+  tasks = 0;
+  #ctx: DeviceContext;
+  #host: QueueHost;
+  #arena: InfoArena;
+  #encoder: GPUCommandEncoder | null = null;
+  #encoderNo = 0;
+  #segment: PipelineEntry | null = null;
+  #finished: Finished[] = [];
+  #passDescriptor: GPUComputePassDescriptor;
+
+  /**
+   * Creates the queue.
+   *
+   * @param ctx The device context.
+   * @param host The owning stream.
+   * @param arena The stream's info arena, uploaded at each submit.
+   */
+  constructor(ctx: DeviceContext, host: QueueHost, arena: InfoArena) {
+    this.#ctx = ctx;
+    this.#host = host;
+    this.#arena = arena;
+    this.#passDescriptor = { label: `${host.label} pass` };
+  }
+
+  /** True when commands are encoded or finished and not yet submitted. */
+  get hasWork(): boolean {
+    return this.commands > 0 || this.#finished.length > 0;
+  }
+
+  /** The pending pipeline whose segment is being recorded, or null. */
+  get segment(): PipelineEntry | null {
+    return this.#segment;
+  }
+
+  #encoderNow(): GPUCommandEncoder {
+    if (this.#encoder === null) {
+      this.#encoderNo++;
+      this.#encoder = this.#ctx.device.createCommandEncoder({
+        label: `${this.#host.label} encoder #${this.#encoderNo}`,
+      });
+    }
+    return this.#encoder;
+  }
+
+  /**
+   * Opens a compute pass (timed when the stream is profiling).
+   *
+   * @returns The pass.
+   */
+  openPass(): GPUComputePassEncoder {
+    const descriptor = this.#host.timedPass(this.#passDescriptor.label!) ?? this.#passDescriptor;
+    this.pass = this.#encoderNow().beginComputePass(descriptor);
+    this.lastPipeline = null;
+    return this.pass;
+  }
+
+  /** Ends the open pass, if any. */
+  endPass(): void {
+    if (this.pass !== null) {
+      this.pass.end();
+      this.pass = null;
+      this.lastPipeline = null;
+    }
+  }
+
+  /**
+   * The encoder with no pass open, in the normal segment, ready for a copy;
+   * counts one command.
+   *
+   * @returns The encoder.
+   */
+  encoder(): GPUCommandEncoder {
+    if (this.#segment !== null) this.switchSegment(null);
+    this.endPass();
+    this.commands++;
+    return this.#encoderNow();
+  }
+
+  /**
+   * Starts recording into the segment of `entry` (a pending pipeline) or the
+   * normal one (`null`), finishing the current encoder when it holds commands.
+   *
+   * @param entry The pending pipeline, or null.
+   */
+  switchSegment(entry: PipelineEntry | null): void {
+    if (this.commands > 0) this.#finishEncoder();
+    this.#segment = entry;
+  }
+
+  #finishEncoder(): void {
+    this.endPass();
+    if (this.#encoder === null) return;
+    const device = this.#ctx.device;
+    const entry = this.#segment;
+    device.pushErrorScope("validation");
+    const cb = this.#encoder.finish({ label: `${this.#host.label} commands #${this.#encoderNo}` });
+    const popped = device.popErrorScope();
+    this.#host.track(popped.then(async (err) => {
+      if (err === null) return;
+      if (entry !== null) await entry.checked;
+      if (entry === null || entry.state !== "failed") this.#host.pushError(this.#batchError(err, entry));
+    }));
+    this.#encoder = null;
+    this.#finished.push({ cb, entry });
+    this.commands = 0;
+  }
+
+  #batchError(err: GPUError, entry: PipelineEntry | null): ServerError {
+    return entry === null
+      ? new DeviceValidationError(`${this.#host.label}: a submitted batch failed validation: ${err.message}`, {
+        cause: err,
+      })
+      : new LaunchError(
+        "unknown",
+        entry.kernel.name,
+        `${entry.kernel.name}: dispatch failed validation: ${err.message}`,
+        {
+          cause: err,
+        },
+      );
+  }
+
+  #submitScoped(cbs: GPUCommandBuffer[], entry: PipelineEntry | null): void {
+    const { device, queue } = this.#ctx;
+    device.pushErrorScope("validation");
+    queue.submit(cbs);
+    const popped = device.popErrorScope();
+    this.#host.track(popped.then(async (err) => {
+      if (err === null) return;
+      if (entry !== null) await entry.checked;
+      if (entry === null || entry.state !== "failed") this.#host.pushError(this.#batchError(err, entry));
+    }));
+  }
+
+  /**
+   * Ends the pass, uploads the info arena and submits everything finished
+   * and encoded. Returns the number of command buffers handed to the queue
+   * (0 when there was nothing to submit).
+   *
+   * @returns Command buffers submitted.
+   */
+  submit(): number {
+    this.endPass();
+    if (!this.hasWork) return 0;
+    this.#arena.upload(this.#ctx.queue);
+    if (this.commands > 0) this.#finishEncoder();
+    const items = this.#finished;
+    this.#finished = [];
+    let normal: GPUCommandBuffer[] = [];
+    for (const item of items) {
+      const entry = item.entry;
+      if (entry === null || entry.state === "valid") {
+        normal.push(item.cb);
+        continue;
+      }
+      if (normal.length > 0) this.#submitScoped(normal, null);
+      normal = [];
+      if (entry.state !== "failed") this.#submitScoped([item.cb], entry);
+    }
+    if (normal.length > 0) this.#submitScoped(normal, null);
+    this.tasks = 0;
+    this.#segment = null;
+    return items.length;
+  }
+
+  /** Opens the next encoder and pass ahead of the next launch (after a submit). */
+  prepareNext(): void {
+    if (this.#ctx.lost === null && !this.#host.timestamping && this.pass === null) this.openPass();
+  }
+
+  /** Drops everything encoded (teardown). */
+  discard(): void {
+    this.pass = null;
+    this.#encoder = null;
+    this.#finished = [];
+    this.commands = 0;
+  }
+}
