@@ -37,11 +37,17 @@ const bg = device.createBindGroup({
 const server = client.server;
 const stream = server.stream(0);
 const entry = k.compiled.slots[2] as PipelineEntry;
-const results: Record<string, number[]> = {};
+const results: Record<string, number[]> = {
+  "raw WebGPU": [],
+  "stream.launch": [],
+  "server.launchRaw": [],
+  "client.launch": [],
+  "client.launch (literals)": [],
+};
 const rec = (name: string, ms: number) => (results[name] ??= []).push((ms / N) * 1e6);
 
-for (let rep = 0; rep < REPS; rep++) {
-  {
+const variants: [string, () => void][] = [
+  ["raw WebGPU", () => {
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass();
     pass.setPipeline(pipe);
@@ -53,23 +59,35 @@ for (let rep = 0; rep < REPS; rep++) {
     rec("raw WebGPU", now() - t0);
     pass.end();
     device.queue.submit([enc.finish()]);
-  }
-  let t0 = now();
-  for (let i = 0; i < N; i++) stream.launch(entry, bufs, null, 1, 1, 1, null);
-  rec("stream.launch", now() - t0);
-  stream.submit();
-  t0 = now();
-  for (let i = 0; i < N; i++) server.launchRaw(k, bufs, null, 1, 1, 1, null, "execute", 0);
-  rec("server.launchRaw", now() - t0);
-  stream.submit();
-  t0 = now();
-  for (let i = 0; i < N; i++) client.launch(k, one, bufs);
-  rec("client.launch", now() - t0);
-  stream.submit();
-  t0 = now();
-  for (let i = 0; i < N; i++) client.launch(k, [1], [x]);
-  rec("client.launch (literals)", now() - t0);
-  stream.submit();
+  }],
+  ["stream.launch", () => {
+    const t0 = now();
+    for (let i = 0; i < N; i++) stream.launch(entry, bufs, null, 1, 1, 1, null);
+    rec("stream.launch", now() - t0);
+    stream.submit();
+  }],
+  ["server.launchRaw", () => {
+    const t0 = now();
+    for (let i = 0; i < N; i++) server.launchRaw(k, bufs, null, 1, 1, 1, null, "execute", 0);
+    rec("server.launchRaw", now() - t0);
+    stream.submit();
+  }],
+  ["client.launch", () => {
+    const t0 = now();
+    for (let i = 0; i < N; i++) client.launch(k, one, bufs);
+    rec("client.launch", now() - t0);
+    stream.submit();
+  }],
+  ["client.launch (literals)", () => {
+    const t0 = now();
+    for (let i = 0; i < N; i++) client.launch(k, [1], [x]);
+    rec("client.launch (literals)", now() - t0);
+    stream.submit();
+  }],
+];
+for (let rep = 0; rep < REPS; rep++) {
+  // Rotate the order so no variant always runs right after the same one.
+  for (let j = 0; j < variants.length; j++) variants[(rep + j) % variants.length]![1]();
 }
 await client.sync();
 for (const [name, v] of Object.entries(results)) {

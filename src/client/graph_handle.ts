@@ -4,8 +4,10 @@
  * @module
  */
 
+import type { CapturedGraph } from "../graph/graph.ts";
 import type { GraphId, StreamId } from "../ids.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
+import type { Stream } from "../stream/stream.ts";
 
 /**
  * A captured sequence of launches that can be replayed any number of times.
@@ -32,6 +34,8 @@ export class Graph implements Disposable {
   readonly stream: StreamId;
   #server: WebGpuServer;
   #destroyed = false;
+  #captured: CapturedGraph | null = null;
+  #target: Stream | null = null;
 
   /**
    * Internal: made by `ComputeClient.capture` and `endCapture`.
@@ -56,7 +60,17 @@ export class Graph implements Disposable {
    * pass. Failures are queued and raised by the next `flush`, `sync` or `read`.
    */
   replay(): void {
+    const g = this.#captured;
+    const target = this.#target;
+    // Fast path: the graph and its stream, resolved once; every check the server makes still holds.
+    if (g !== null && !g.released && target !== null && target.recorder === null && !this.#server.closed) {
+      target.replay(g);
+      return;
+    }
     this.#server.replay(this.id, this.stream);
+    const found = this.#server.capturedGraph(this.id);
+    this.#captured = found?.graph ?? null;
+    this.#target = found?.stream ?? null;
   }
 
   /**

@@ -79,6 +79,8 @@ export class CapturedGraph {
   readonly tasks: readonly ReplayTask[];
   /** Distinct pages the dispatches use. */
   readonly pages: readonly Page[];
+  /** True once destroyed. */
+  released = false;
   #retained: ManagedMemory[];
   #pins: ManagedMemory[];
   #owned: GPUBuffer[];
@@ -108,6 +110,7 @@ export class CapturedGraph {
 
   /** Releases retained memory and pins, and destroys the graph's own buffers (after a submit). */
   release(): void {
+    this.released = true;
     for (const m of this.#retained) m.drop();
     for (const m of this.#pins) m.unpin();
     for (const b of this.#owned) b.destroy();
@@ -163,23 +166,39 @@ export function buildGraph(
   }
   let copyNo = 0;
   const pages = new Set<Page>();
+  // Identical bindings share one bind group: the driver does less work when a
+  // pass sees the same bind group again.
+  const bindGroups = new Map<string, GPUBindGroup>();
+  const ids = new Map<GPUBuffer, number>();
+  const idOf = (b: GPUBuffer): number => {
+    let id = ids.get(b);
+    if (id === undefined) ids.set(b, id = ids.size);
+    return id;
+  };
   const tasks = recorder.dispatches.map((d, i): ReplayTask => {
     for (const p of d.pages) pages.add(p);
-    const entries: GPUBindGroupEntry[] = d.buffers.map((buffer, b) => ({
-      binding: b,
-      resource: { buffer, offset: d.offsets[b]!, size: d.sizes[b]! === 0 ? undefined : d.sizes[b]! },
-    }));
-    if (d.info !== null) {
-      entries.push({
-        binding: d.buffers.length,
-        resource: { buffer: infoBuffer!, offset: 0, size: d.info.byteLength },
+    const key = `${d.entry.layoutId}|${d.buffers.map((b, k) => `${idOf(b)}:${d.offsets[k]}:${d.sizes[k]}`).join(",")}|${
+      d.info?.byteLength ?? -1
+    }`;
+    let bindGroup = bindGroups.get(key);
+    if (bindGroup === undefined) {
+      const entries: GPUBindGroupEntry[] = d.buffers.map((buffer, b) => ({
+        binding: b,
+        resource: { buffer, offset: d.offsets[b]!, size: d.sizes[b]! === 0 ? undefined : d.sizes[b]! },
+      }));
+      if (d.info !== null) {
+        entries.push({
+          binding: d.buffers.length,
+          resource: { buffer: infoBuffer!, offset: 0, size: d.info.byteLength },
+        });
+      }
+      bindGroup = device.createBindGroup({
+        label: `${label} bind group ${bindGroups.size} (first used by dispatch ${i}, ${d.entry.kernel.name})`,
+        layout: d.entry.layout,
+        entries,
       });
+      bindGroups.set(key, bindGroup);
     }
-    const bindGroup = device.createBindGroup({
-      label: `${label} dispatch ${i} (${d.entry.kernel.name})`,
-      layout: d.entry.layout,
-      entries,
-    });
     let indirect: ReplayTask["indirect"] = null;
     let copyFrom: ReplayTask["copyFrom"] = null;
     if (d.indirect !== null) {

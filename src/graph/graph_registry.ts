@@ -97,6 +97,16 @@ export class GraphRegistry {
   }
 
   /**
+   * The graph of an id, or undefined when unknown or destroyed.
+   *
+   * @param id The graph.
+   * @returns The graph.
+   */
+  get(id: GraphId): CapturedGraph | undefined {
+    return this.#graphs.get(id);
+  }
+
+  /**
    * Queues a replay on the graph's stream. Failures are queued, never thrown.
    *
    * @param id The graph.

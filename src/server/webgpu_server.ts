@@ -36,6 +36,7 @@ import { DeviceContext } from "../stream/device_context.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
 import { Stream } from "../stream/stream.ts";
 import { GraphRegistry } from "../graph/graph_registry.ts";
+import type { CapturedGraph } from "../graph/graph.ts";
 import { endProfile, startProfile } from "../profile/profiles.ts";
 import { TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import { ExclusiveLock } from "../client/exclusive.ts";
@@ -566,6 +567,18 @@ export class WebGpuServer implements ComputeServer {
   replay(graph: GraphId, stream: StreamId): void {
     this.checkAlive();
     this.#graphs.replay(graph, this.stream(stream), this.#streamOf);
+  }
+
+  /**
+   * The captured graph of an id and the stream it replays on, for clients
+   * that replay it often (undefined when unknown or destroyed).
+   *
+   * @param graph The graph.
+   * @returns The graph and its stream.
+   */
+  capturedGraph(graph: GraphId): { graph: CapturedGraph; stream: Stream } | undefined {
+    const g = this.#graphs.get(graph);
+    return g === undefined ? undefined : { graph: g, stream: this.stream(g.slot) };
   }
 
   graphDestroy(graph: GraphId, _stream: StreamId): void {
