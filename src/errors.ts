@@ -362,9 +362,11 @@ export class ServerUnhealthyError extends ServerError {
    * @param errors The queued errors, oldest first.
    */
   constructor(stream: number, errors: readonly ServerError[]) {
+    const shown = errors.slice(0, 10).map((e, i) => `  ${i + 1}. [${e.name}] ${e.message}`);
+    if (errors.length > 10) shown.push(`  ... and ${errors.length - 10} more (see .errors)`);
     super(
       `stream ${stream} is unhealthy: ${errors.length} queued error${errors.length === 1 ? "" : "s"}:\n${
-        errors.map((e, i) => `  ${i + 1}. [${e.name}] ${e.message}`).join("\n")
+        shown.join("\n")
       }`,
       { cause: errors[0] },
     );

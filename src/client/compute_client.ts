@@ -113,6 +113,7 @@ export class ComputeClient {
   /** The stream every call of this client targets. */
   readonly stream: StreamId;
   #maxCount: number;
+  #maxBinding: number;
 
   /**
    * Internal: use `createClient()`.
@@ -125,6 +126,7 @@ export class ComputeClient {
     this.server = server;
     this.stream = stream;
     this.#maxCount = server.properties.hardware.maxCubeCount[0];
+    this.#maxBinding = server.properties.memory.maxPageSize;
   }
 
   /** Device properties (no round trip). */
@@ -391,9 +393,19 @@ export class ComputeClient {
     }
     if (!Array.isArray(buffers)) throw new TypeError(`launch(${kernel.name}): buffers must be an array of Handle`);
     const nb = buffers.length;
+    const maxBinding = this.#maxBinding;
     for (let i = 0; i < nb; i++) {
       const b = buffers[i];
       if (!(b instanceof Handle) || b.owner !== server) this.#checkHandle(b, `launch(${kernel.name}) buffer ${i}`);
+      if (b.size - b.offsetStart - b.offsetEnd > maxBinding) {
+        throw new ResourceLimitError(
+          "binding-size",
+          `launch(${kernel.name}) buffer ${i}`,
+          [b.sizeInUse],
+          [maxBinding],
+          "maxStorageBufferBindingSize",
+        );
+      }
     }
     let words: InfoWords | null = null;
     if (info !== undefined && info !== null) {

@@ -33,6 +33,13 @@ export interface WebGpuStorageOptions {
 
 /** Device buffers by id, with deferred destruction. */
 export class WebGpuStorage implements ComputeStorage {
+  /**
+   * Fault injection for tests of the error paths: while `outOfMemory` is
+   * above zero, each new buffer decrements it and is reported as if the device
+   * had run out of memory (the buffer is still created, so the runtime's
+   * bookkeeping stays consistent).
+   */
+  readonly faults: { outOfMemory: number } = { outOfMemory: 0 };
   #o: WebGpuStorageOptions;
   #pending: StorageHandle[] = [];
   #live = 0;
@@ -100,8 +107,10 @@ export class WebGpuStorage implements ComputeStorage {
     });
     this.#live++;
     this.#created++;
+    const injected = this.faults.outOfMemory > 0;
+    if (injected) this.faults.outOfMemory--;
     device.popErrorScope().then((error) => {
-      if (error) {
+      if (error || injected) {
         this.#o.reportError(
           new IoError("out-of-memory", `${label}: the device is out of memory (${handle.size} B)`, {
             size: handle.size,

@@ -17,7 +17,7 @@ import {
 } from "../errors.ts";
 import { checkStreamId, type GraphId, type ProfilingToken, type StreamId } from "../ids.ts";
 import { BindGroupCache } from "../kernel/bind_group_cache.ts";
-import type { Kernel } from "../kernel/kernel.ts";
+import { Kernel } from "../kernel/kernel.ts";
 import { PipelineCache } from "../kernel/pipeline_cache.ts";
 import { type LoggerOptions, ServerLogger } from "../logger.ts";
 import type { ManagedMemory, Slice } from "../memory/managed_memory.ts";
@@ -81,6 +81,48 @@ export interface ServerOptions extends DeviceOptions {
 export const DEFAULT_TASKS_MAX = 512;
 
 const MAIN_USAGE = 0x80 /* STORAGE */ | 0x04 /* COPY_SRC */ | 0x08 /* COPY_DST */ | 0x100 /* INDIRECT */;
+
+/**
+ * Checks a copy descriptor and returns its byte length (`product(shape) ×
+ * elemSize`), which must fit in the binding's bytes in view.
+ *
+ * @param d The descriptor.
+ * @param where Call site, for messages.
+ * @returns Bytes covered.
+ * @throws {RangeError} For a malformed shape, strides or element size, or a range beyond the memory.
+ */
+export function checkDescriptor(d: CopyDescriptor, where: string): number {
+  if (d === null || typeof d !== "object" || !Array.isArray(d.shape) || !Array.isArray(d.strides)) {
+    throw new TypeError(`${where}: expected a CopyDescriptor { binding, shape, strides, elemSize }`);
+  }
+  if (d.shape.length !== d.strides.length) {
+    throw new RangeError(`${where}: shape [${d.shape}] and strides [${d.strides}] differ in rank`);
+  }
+  let n = 1;
+  for (const v of d.shape) {
+    if (!Number.isSafeInteger(v) || v < 0) {
+      throw new RangeError(`${where}: shape [${d.shape}] has an invalid extent ${v}`);
+    }
+    n *= v;
+  }
+  for (const v of d.strides) {
+    if (!Number.isSafeInteger(v) || v < 0) {
+      throw new RangeError(`${where}: strides [${d.strides}] has an invalid stride ${v}`);
+    }
+  }
+  if (!Number.isSafeInteger(d.elemSize) || d.elemSize <= 0) {
+    throw new RangeError(`${where}: elemSize must be a positive integer, got ${d.elemSize}`);
+  }
+  const b = d.binding;
+  const inView = b.size - b.offsetStart - b.offsetEnd;
+  const bytes = n * d.elemSize;
+  if (bytes > inView) {
+    throw new RangeError(
+      `${where}: the descriptor covers ${bytes} B but memory ${b.memory.id} has ${inView} B in view`,
+    );
+  }
+  return bytes;
+}
 
 /** True when the strides are contiguous row-major for the shape. */
 export function isContiguous(shape: readonly number[], strides: readonly number[]): boolean {
@@ -162,12 +204,14 @@ export class WebGpuServer implements ComputeServer {
       target.pushError(new DeviceValidationError(`uncaptured device error: ${error.message}`, { cause: error }));
     });
     device.lost.then((info) => {
-      const lost = new DeviceLostError(
-        info.reason === "destroyed" ? "the device was destroyed" : `the device was lost: ${info.message}`,
-        { reason: info.reason === "destroyed" ? "destroyed" : "unknown" },
+      this.#lose(
+        new DeviceLostError(
+          info.reason === "destroyed"
+            ? "the device was destroyed; create a new client to continue"
+            : `the device was lost (${info.message}); create a new client to continue`,
+          { reason: info.reason === "destroyed" ? "destroyed" : "unknown" },
+        ),
       );
-      this.#ctx.lost ??= lost;
-      this.#closed ??= lost;
     });
   }
 
@@ -298,6 +342,10 @@ export class WebGpuServer implements ComputeServer {
 
   initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void {
     this.checkAlive();
+    if (!Number.isSafeInteger(size) || size < 0) {
+      throw new RangeError(`initializeMemory: size must be a non-negative integer, got ${size}`);
+    }
+    if (memory.slice !== null) throw new TypeError(`initializeMemory: memory ${memory.id} is already initialized`);
     const mm = this.stream(stream).memory;
     const reserved = mm.reserve(size, this.#dryRun > 0);
     mm.bind(reserved, memory);
@@ -314,17 +362,18 @@ export class WebGpuServer implements ComputeServer {
     try {
       this.checkAlive();
       this.#refuseWhileRecording(stream, "read");
-      const items = descriptors.map((d) => {
+      if (!Array.isArray(descriptors)) throw new TypeError("read: descriptors must be an array of CopyDescriptor");
+      const items = descriptors.map((d, i) => {
+        const size = checkDescriptor(d, `read[${i}]`);
         if (!isContiguous(d.shape, d.strides)) {
           throw new IoError(
             "unsupported-strides",
             `read: strides [${d.strides}] are not contiguous for shape [${d.shape}]`,
           );
         }
-        const size = d.shape.reduce((a, b) => a * b, 1) * d.elemSize;
         return { slice: this.#resolve(d.binding), offset: d.binding.offsetStart, size };
       });
-      return this.stream(stream).read(items);
+      return this.#ctx.guard(this.stream(stream).read(items));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -339,6 +388,13 @@ export class WebGpuServer implements ComputeServer {
       );
       return;
     }
+    if (!Array.isArray(writes)) throw new TypeError("write: writes must be an array of [CopyDescriptor, Uint8Array]");
+    writes.forEach(([d, bytes], i) => {
+      const size = checkDescriptor(d, `write[${i}]`);
+      if (!(bytes instanceof Uint8Array) || bytes.byteLength !== size) {
+        throw new RangeError(`write[${i}]: ${bytes?.byteLength} B given for a descriptor of ${size} B`);
+      }
+    });
     for (const [d, bytes] of writes) {
       const owner = this.stream(d.binding.stream);
       if (!isContiguous(d.shape, d.strides)) {
@@ -362,7 +418,7 @@ export class WebGpuServer implements ComputeServer {
     this.checkAlive();
     this.#refuseWhileRecording(stream, "sync");
     const s = this.stream(stream);
-    await s.sync();
+    await this.#ctx.guard(s.sync());
     const logger = this.#ctx.logger;
     if (s.profiler !== null && logger.profiling !== "disabled" && logger.profiling !== "minimal") {
       await s.profiler.collect();
@@ -411,6 +467,8 @@ export class WebGpuServer implements ComputeServer {
   }
 
   launch(kernel: Kernel, count: CubeCount, args: KernelArguments, mode: LaunchMode, stream: StreamId): void {
+    if (!(kernel instanceof Kernel)) throw new TypeError("launch: kernel must come from defineKernel()");
+    if (!Array.isArray(args?.buffers)) throw new TypeError(`launch(${kernel.name}): args.buffers must be an array`);
     const info = args.info !== undefined && args.info.length > 0 ? args.info : null;
     if (count.kind === "static") {
       this.launchRaw(kernel, args.buffers, info, count.x, count.y, count.z, null, mode, stream);
@@ -479,7 +537,7 @@ export class WebGpuServer implements ComputeServer {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.stream(stream).flush();
+    return this.#ctx.guard(this.stream(stream).flush());
   }
 
   memoryUsage(stream: StreamId): MemoryUsage {
@@ -527,12 +585,13 @@ export class WebGpuServer implements ComputeServer {
 
   async startProfile(stream: StreamId): Promise<ProfilingToken> {
     this.checkAlive();
-    return await startProfile(this.stream(stream));
+    return await this.#ctx.guard(startProfile(this.stream(stream)));
   }
 
   async endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration> {
     this.checkAlive();
-    return await endProfile(this.stream(token?.stream ?? stream), token);
+    const d = await this.#ctx.guard(endProfile(this.stream(token?.stream ?? stream), token));
+    return { method: d.method, ticks: this.#ctx.guard(d.ticks), dispatches: this.#ctx.guard(d.dispatches) };
   }
 
   graphPrepare(stream: StreamId): void {
@@ -556,12 +615,12 @@ export class WebGpuServer implements ComputeServer {
 
   async beginCapture(stream: StreamId): Promise<void> {
     this.checkAlive();
-    await this.#graphs.begin(this.stream(stream));
+    await this.#ctx.guard(this.#graphs.begin(this.stream(stream)));
   }
 
   async endCapture(stream: StreamId): Promise<GraphId> {
     this.checkAlive();
-    return await this.#graphs.end(this.stream(stream));
+    return await this.#ctx.guard(this.#graphs.end(this.stream(stream)));
   }
 
   replay(graph: GraphId, stream: StreamId): void {
@@ -630,17 +689,30 @@ export class WebGpuServer implements ComputeServer {
     throw new UnsupportedError("syncCollective: collectives are not supported yet");
   }
 
+  #lose(error: DeviceLostError): void {
+    this.#closed ??= error;
+    this.#ctx.markLost(error);
+  }
+
   /**
    * Submits every stream, then destroys the device when the server created
-   * it. Later calls throw `DeviceLostError` (`destroyed`).
+   * it. Pending promises reject, and later calls throw, `DeviceLostError`
+   * (`destroyed`). Destroying twice is a no-op.
    */
   destroy(): void {
-    if (this.#closed !== null && this.#ctx.lost !== null) return;
-    for (const s of this.#streams) s?.submit();
-    this.#closed ??= new DeviceLostError("the client was destroyed", { reason: "destroyed" });
+    if (this.#closed !== null) return;
+    for (const s of this.#streams) {
+      try {
+        s?.submit();
+      } catch {
+        // a broken stream must not keep the device alive
+      }
+    }
+    this.#lose(
+      new DeviceLostError("the client was destroyed; create a new client to continue", { reason: "destroyed" }),
+    );
     this.#graphs.clear();
     for (const s of this.#streams) s?.destroy();
-    this.#ctx.releaseAllPins();
     if (this.#owned) this.device.destroy();
   }
 }

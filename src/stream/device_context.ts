@@ -56,8 +56,11 @@ export class DeviceContext {
   completedIndex = 0;
   /** The stream that acted last (receives uncaptured device errors). */
   current: { pushError(e: Error): void } | null = null;
-  /** Set once the device is lost. */
+  /** Set once the device is lost (or the server destroyed). */
   lost: DeviceLostError | null = null;
+  /** Rejects with the `DeviceLostError` once the device is lost; never resolves. */
+  readonly whenLost: Promise<never>;
+  #markLost: (error: DeviceLostError) => void;
   #pins: { index: number; memory: ManagedMemory }[] = [];
 
   /**
@@ -78,6 +81,38 @@ export class DeviceContext {
     this.pipelines = parts.pipelines;
     this.settings = parts.settings;
     this.logger = parts.logger;
+    const { promise, reject } = Promise.withResolvers<never>();
+    promise.catch(() => {}); // observed through guard(); never an unhandled rejection
+    this.whenLost = promise;
+    this.#markLost = reject;
+  }
+
+  /**
+   * Records that the device is gone: every guarded promise rejects with `error`.
+   * Only the first call counts.
+   *
+   * @param error The loss.
+   */
+  markLost(error: DeviceLostError): void {
+    if (this.lost !== null) return;
+    this.lost = error;
+    this.#markLost(error);
+    this.releaseAllPins();
+  }
+
+  /**
+   * Races `p` against device loss: the result rejects with the
+   * `DeviceLostError` as soon as the device is lost, so nothing waits forever.
+   *
+   * @param p A promise of device work.
+   * @returns `p`, or a rejection on loss.
+   */
+  guard<T>(p: Promise<T>): Promise<T> {
+    if (this.lost !== null) {
+      p.catch(() => {});
+      return Promise.reject(this.lost);
+    }
+    return Promise.race([p, this.whenLost]);
   }
 
   /** Pins still held until their submission completes. */
