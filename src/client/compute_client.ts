@@ -15,79 +15,23 @@ import type { MemoryConfiguration } from "../memory/memory_config.ts";
 import { combineUsage, type MemoryReport, type MemoryUsage } from "../memory/memory_usage.ts";
 import type { MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
 import { Handle } from "../server/handle.ts";
-import type {
-  CubeCount,
-  DeviceProperties,
-  LaunchMode,
-  ManagedResource,
-  ProfileDuration,
-  ProfileTicks,
-} from "../server/types.ts";
+import type { CubeCount, DeviceProperties, LaunchMode, ManagedResource, ProfileDuration } from "../server/types.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
 import { ServerError } from "../errors.ts";
 import type { ProfilingToken } from "../ids.ts";
-import type { DispatchTiming } from "../profile/timestamp_profiler.ts";
-import { type KernelSummary, summarizeDispatches, writeChromeTrace } from "../profile/trace.ts";
+import { summarizeDispatches, writeChromeTrace } from "../profile/trace.ts";
 import { Graph } from "./graph_handle.ts";
-
-/** Host bytes accepted by `create` and `write`. */
-export type HostData = ArrayBufferView | ArrayBuffer;
-
-/** A launch's workgroup count: `[x, y?, z?]`, a `CubeCount`, or a handle holding three u32 (indirect). */
-export type LaunchCount = readonly number[] | CubeCount | Handle;
-
-/** A tensor: memory plus its shape and strides (CubeCL's `MemoryLayout`). */
-export interface Tensor {
-  /** The memory; release it when done. */
-  readonly handle: Handle;
-  /** Extent of each dimension, in elements. */
-  readonly shape: readonly number[];
-  /** Stride of each dimension, in elements. */
-  readonly strides: readonly number[];
-  /** Bytes per element. */
-  readonly elemSize: number;
-}
-
-/** What `profile()` measured. */
-export interface ProfileResult<T> {
-  /** What the profiled function returned. */
-  readonly result: T;
-  /** The duration as `endProfile` returned it. */
-  readonly duration: ProfileDuration;
-  /** Start and end, in nanoseconds. */
-  readonly ticks: ProfileTicks;
-  /** `ticks.end - ticks.start`, in nanoseconds. */
-  readonly nanos: number;
-  /** Each dispatch's device time (device timing only). */
-  readonly dispatches: readonly DispatchTiming[];
-  /** Device time per kernel, longest first. */
-  readonly kernels: readonly KernelSummary[];
-}
-
-/** Options of `profile()`. */
-export interface ProfileOptions {
-  /** Write a Chrome trace (Perfetto) of the dispatches to this file. */
-  trace?: string | URL;
-}
-
-/** Options of one launch. */
-export interface LaunchOptions {
-  /** `skip` compiles and caches without dispatching. @default "execute" */
-  mode?: LaunchMode;
-}
-
-function toBytes(data: HostData, where: string): Uint8Array {
-  if (data instanceof Uint8Array) return data;
-  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  const raw = data as unknown;
-  if (raw instanceof ArrayBuffer || (typeof SharedArrayBuffer !== "undefined" && raw instanceof SharedArrayBuffer)) {
-    return new Uint8Array(raw);
-  }
-  throw new TypeError(
-    `${where}: data must be an ArrayBuffer or a typed array/DataView, got ${Object.prototype.toString.call(data)}`,
-  );
-}
+import { badArity, badCount } from "./_launch_checks.ts";
+import {
+  type HostData,
+  type LaunchCount,
+  type LaunchOptions,
+  type ProfileOptions,
+  type ProfileResult,
+  type Tensor,
+  toBytes,
+} from "./client_types.ts";
 
 /**
  * The user-facing client of one device, bound to one stream.
@@ -377,7 +321,7 @@ export class ComputeClient {
       // `v >>> 0 === v` accepts exactly the integers 0..2^32-1.
       if (
         n < 1 || n > 3 || (x >>> 0) !== x || (y >>> 0) !== y || (z >>> 0) !== z || x > max || y > max || z > max
-      ) this.#badCount(kernel, count);
+      ) badCount(kernel, count, max);
     } else if (count instanceof Handle) {
       indirect = this.#checkIndirect(count, kernel);
     } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "static") {
@@ -385,7 +329,7 @@ export class ComputeClient {
       x = c.x;
       y = c.y;
       z = c.z;
-      this.#badCount(kernel, [x, y, z], true);
+      badCount(kernel, [x, y, z], this.#maxCount, true);
     } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "dynamic") {
       indirect = this.#checkIndirect((count as { binding: unknown }).binding as Handle, kernel);
     } else {
@@ -415,7 +359,7 @@ export class ComputeClient {
       if (info.length > 0) words = info;
     }
     const declared = kernel.layout.bindings;
-    if (declared !== null && declared !== nb + (words === null ? 0 : 1)) this.#badArity(kernel, nb, words !== null);
+    if (declared !== null && declared !== nb + (words === null ? 0 : 1)) badArity(kernel, nb, words !== null);
     let mode: LaunchMode = "execute";
     if (options !== undefined) {
       mode = options.mode ?? "execute";
@@ -424,36 +368,6 @@ export class ComputeClient {
       }
     }
     server.launchRaw(kernel, buffers, words, x, y, z, indirect, mode, this.stream);
-  }
-
-  /** Throws the error a bad static count deserves (or returns when `onlyIfBad` and it is fine). */
-  #badCount(kernel: Kernel, count: readonly number[], onlyIfBad = false): void {
-    if (count.length < 1 || count.length > 3) {
-      throw new RangeError(`launch(${kernel.name}): count must have 1 to 3 entries, got ${count.length}`);
-    }
-    const [x, y = 1, z = 1] = count;
-    if (![x, y, z].every((v) => Number.isSafeInteger(v) && v! >= 0)) {
-      throw new RangeError(`launch(${kernel.name}): workgroup counts must be non-negative integers, got [${count}]`);
-    }
-    const max = this.#maxCount;
-    if (x! > max || y > max || z > max) {
-      throw new ResourceLimitError(
-        "cube-count",
-        `launch(${kernel.name})`,
-        [x!, y, z],
-        [max, max, max],
-        "maxComputeWorkgroupsPerDimension",
-      );
-    }
-    if (!onlyIfBad) throw new Error("unreachable: count was valid");
-  }
-
-  #badArity(kernel: Kernel, buffers: number, info: boolean): never {
-    throw new TypeError(
-      `launch(${kernel.name}): the kernel declares ${kernel.layout.bindings} bindings in @group(0) but the launch binds ${buffers} buffer${
-        buffers === 1 ? "" : "s"
-      }${info ? " plus info words" : " and no info words"}`,
-    );
   }
 
   #checkIndirect(h: Handle, kernel: Kernel): Handle {

@@ -5,7 +5,8 @@
  */
 
 import type { StreamId } from "../ids.ts";
-import { type ServerOptions, WebGpuServer } from "../server/webgpu_server.ts";
+import type { ServerOptions } from "../server/server_options.ts";
+import { WebGpuServer } from "../server/webgpu_server.ts";
 import { ComputeClient } from "./compute_client.ts";
 
 /** Options of {@linkcode createClient}. */

@@ -61,7 +61,7 @@ export class PipelineCache {
   #limits: KernelLimits;
   #entries = new Map<string, (PipelineEntry | undefined)[]>();
   #modules = new Map<string, GPUShaderModule>();
-  #layouts: { bgl: GPUBindGroupLayout; pl: GPUPipelineLayout }[] = [];
+  #layouts: GPUBindGroupLayout[] = [];
   #compiled = 0;
   #logger: ServerLogger;
 
@@ -162,9 +162,7 @@ export class PipelineCache {
         });
       }
       const label = `layout ${buffers} buffers${info ? " + info" : ""}`;
-      const bgl = this.#device.createBindGroupLayout({ label, entries });
-      const pl = this.#device.createPipelineLayout({ label, bindGroupLayouts: [bgl] });
-      this.#layouts[id] = { bgl, pl };
+      this.#layouts[id] = this.#device.createBindGroupLayout({ label, entries });
     }
     return id;
   }
@@ -173,7 +171,14 @@ export class PipelineCache {
     this.#checkLimits(kernel, buffers, info);
     const device = this.#device;
     const layoutId = this.#layoutFor(buffers, info);
-    const { bgl, pl } = this.#layouts[layoutId]!;
+    const bgl = this.#layouts[layoutId]!;
+    // Each pipeline gets its own pipeline layout (over the shared bind group
+    // layout): Deno 2.9's wgpu does not refresh the minimum binding sizes it
+    // checks when the pass switches between pipelines of one layout object
+    // (gfx-rs/wgpu#7359), so kernels whose info structs differ in size would
+    // fail validation back to back. Bind groups stay compatible: the bind
+    // group layout is the same object.
+    const pl = device.createPipelineLayout({ label: `kernel ${kernel.name} layout`, bindGroupLayouts: [bgl] });
     device.pushErrorScope("validation");
     device.pushErrorScope("internal");
     let module = this.#modules.get(kernel.id);

@@ -19,7 +19,7 @@ import { checkStreamId, type GraphId, type ProfilingToken, type StreamId } from 
 import { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import { Kernel } from "../kernel/kernel.ts";
 import { PipelineCache } from "../kernel/pipeline_cache.ts";
-import { type LoggerOptions, ServerLogger } from "../logger.ts";
+import { ServerLogger } from "../logger.ts";
 import type { ManagedMemory, Slice } from "../memory/managed_memory.ts";
 import {
   type MemoryConfiguration,
@@ -27,21 +27,22 @@ import {
   type PoolConfig,
   resolveMemoryConfiguration,
 } from "../memory/memory_config.ts";
-import { type MemoryAllocationMode, MemoryManager } from "../memory/memory_manager.ts";
+import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
 import type { MemoryReport, MemoryUsage } from "../memory/memory_usage.ts";
-import { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import { HostStagingPool } from "../memory/host_staging.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
 import { DeviceContext } from "../stream/device_context.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
-import { Stream } from "../stream/stream.ts";
+import type { Stream } from "../stream/stream.ts";
+import { checkDescriptor, isContiguous } from "./descriptors.ts";
+import { DEFAULT_TASKS_MAX, type ServerOptions } from "./server_options.ts";
+import { createStream } from "./stream_factory.ts";
 import { GraphRegistry } from "../graph/graph_registry.ts";
 import type { CapturedGraph } from "../graph/graph.ts";
 import { endProfile, startProfile } from "../profile/profiles.ts";
-import { TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import { ExclusiveLock } from "../client/exclusive.ts";
 import type { ComputeServer, ServerUtilities } from "./compute_server.ts";
-import { acquireDevice, type DeviceOptions } from "./device.ts";
+import { acquireDevice } from "./device.ts";
 import type {
   BufferBinding,
   CopyDescriptor,
@@ -53,87 +54,6 @@ import type {
   ManagedResource,
   ProfileDuration,
 } from "./types.ts";
-
-/** Options of a server. */
-export interface ServerOptions extends DeviceOptions {
-  /**
-   * Dispatches per submit on each stream. Larger batches cost less host time
-   * per launch; smaller ones start the device sooner. @default 512
-   */
-  tasksMax?: number;
-  /** Number of stream slots; stream `id` uses slot `id % maxStreams`. @default 128 */
-  maxStreams?: number;
-  /** Pool layout of the main memory of every stream. @default "subslices" */
-  memory?: MemoryConfiguration;
-  /** How persistent allocation mode is honoured. @default "enabled" */
-  persistentMemory?: PersistentMemoryPolicy;
-  /** Logger levels; when omitted, read from the `DENOGPU_LOG` environment variable. */
-  logger?: LoggerOptions;
-  /**
-   * How profiles are timed: `device` (GPU timestamps, when the device has
-   * `timestamp-query`) or `system` (host clock around completion waits).
-   * @default "device" when available, else "system"
-   */
-  timing?: "device" | "system";
-}
-
-/** Default dispatches per submit (see `bench/RESULTS.md` for the measurement behind it). */
-export const DEFAULT_TASKS_MAX = 512;
-
-const MAIN_USAGE = 0x80 /* STORAGE */ | 0x04 /* COPY_SRC */ | 0x08 /* COPY_DST */ | 0x100 /* INDIRECT */;
-
-/**
- * Checks a copy descriptor and returns its byte length (`product(shape) ×
- * elemSize`), which must fit in the binding's bytes in view.
- *
- * @param d The descriptor.
- * @param where Call site, for messages.
- * @returns Bytes covered.
- * @throws {RangeError} For a malformed shape, strides or element size, or a range beyond the memory.
- */
-export function checkDescriptor(d: CopyDescriptor, where: string): number {
-  if (d === null || typeof d !== "object" || !Array.isArray(d.shape) || !Array.isArray(d.strides)) {
-    throw new TypeError(`${where}: expected a CopyDescriptor { binding, shape, strides, elemSize }`);
-  }
-  if (d.shape.length !== d.strides.length) {
-    throw new RangeError(`${where}: shape [${d.shape}] and strides [${d.strides}] differ in rank`);
-  }
-  let n = 1;
-  for (const v of d.shape) {
-    if (!Number.isSafeInteger(v) || v < 0) {
-      throw new RangeError(`${where}: shape [${d.shape}] has an invalid extent ${v}`);
-    }
-    n *= v;
-  }
-  for (const v of d.strides) {
-    if (!Number.isSafeInteger(v) || v < 0) {
-      throw new RangeError(`${where}: strides [${d.strides}] has an invalid stride ${v}`);
-    }
-  }
-  if (!Number.isSafeInteger(d.elemSize) || d.elemSize <= 0) {
-    throw new RangeError(`${where}: elemSize must be a positive integer, got ${d.elemSize}`);
-  }
-  const b = d.binding;
-  const inView = b.size - b.offsetStart - b.offsetEnd;
-  const bytes = n * d.elemSize;
-  if (bytes > inView) {
-    throw new RangeError(
-      `${where}: the descriptor covers ${bytes} B but memory ${b.memory.id} has ${inView} B in view`,
-    );
-  }
-  return bytes;
-}
-
-/** True when the strides are contiguous row-major for the shape. */
-export function isContiguous(shape: readonly number[], strides: readonly number[]): boolean {
-  if (shape.length !== strides.length) return false;
-  let expected = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    if (shape[i] !== 1 && strides[i] !== expected) return false;
-    expected *= shape[i]!;
-  }
-  return true;
-}
 
 /** The WebGPU compute server of one device. */
 export class WebGpuServer implements ComputeServer {
@@ -291,39 +211,16 @@ export class WebGpuServer implements ComputeServer {
   }
 
   #createStream(slot: number): Stream {
-    const ctx = this.#ctx;
-    const label = `stream ${slot}`;
-    // deno-lint-ignore prefer-const
-    let stream: Stream;
-    const storage = new WebGpuStorage({
-      device: this.device,
-      usage: MAIN_USAGE,
-      alignment: this.#props.memory.alignment,
-      maxBufferSize: this.#props.memory.maxBufferSize,
-      isIdle: () => !stream.hasWork,
-      reportError: (e) => stream.pushError(e),
-      onDestroy: (id) => ctx.bindGroups.evictStorage(id),
-    });
-    const memory = new MemoryManager(storage, {
+    const stream = createStream({
+      slot,
+      ctx: this.#ctx,
       pools: this.#pools,
       persistentMemory: this.#persistent,
-      label: `${label} main`,
-      log: ctx.logger.memory ? (m) => ctx.logger.log("memory", m) : undefined,
+      alignment: this.#props.memory.alignment,
+      maxBufferSize: this.#props.memory.maxBufferSize,
+      deviceTiming: this.#deviceTiming,
+      resolveOwner: (binding) => this.stream(binding.stream).memory.resolve(binding.memory),
     });
-    stream = new Stream({
-      slot,
-      ctx,
-      memory,
-      storage,
-      resolveOwner: (b) => this.stream(b.stream).memory.resolve(b.memory),
-    });
-    if (this.#deviceTiming) {
-      stream.profiler = new TimestampProfiler(this.device, slot, label);
-      if (ctx.logger.profiling !== "disabled" && ctx.logger.profiling !== "minimal") {
-        stream.profiler.always = true;
-        stream.timestamping = true;
-      }
-    }
     this.#streams[slot] = stream;
     return stream;
   }

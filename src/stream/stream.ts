@@ -34,6 +34,7 @@ import { InfoArena, type InfoWords } from "./info_arena.ts";
 import { StagingPool } from "./staging_pool.ts";
 import { StreamReader } from "./stream_reader.ts";
 import { CommandQueue, type QueueHost } from "./command_queue.ts";
+import { recordLaunch } from "../graph/record.ts";
 import { Speculation } from "./speculation.ts";
 
 const INDIRECT_BYTES = 4096;
@@ -82,7 +83,8 @@ export class Stream implements QueueHost {
   /** The encoder, open pass and submission queue. */
   readonly queue: CommandQueue;
   #ctx: DeviceContext;
-  #resolveOwner: OwnerResolver;
+  /** Resolves a binding's slice through the stream that owns it. */
+  readonly resolveOwner: OwnerResolver;
   #reader: StreamReader;
   #arena: InfoArena;
   #errors: ServerError[] = [];
@@ -112,7 +114,7 @@ export class Stream implements QueueHost {
     this.#ctx = parts.ctx;
     this.memory = parts.memory;
     this.storage = parts.storage;
-    this.#resolveOwner = parts.resolveOwner;
+    this.resolveOwner = parts.resolveOwner;
     const s = parts.ctx.settings;
     this.#tasksMax = s.tasksMax;
     this.systemProfiler = new SystemProfiler(parts.slot);
@@ -129,7 +131,12 @@ export class Stream implements QueueHost {
     this.queue = new CommandQueue(parts.ctx, this, this.#arena);
   }
 
-  /** True when commands are encoded or finished and not yet submitted. */
+  /** The device's bind group cache (its scratch arrays hold the last resolved bindings). */
+  get bindGroups(): DeviceContext["bindGroups"] {
+    return this.#ctx.bindGroups;
+  }
+
+  /** True when commands are encoded, finished or held and not yet submitted. */
   get hasWork(): boolean {
     return this.queue.hasWork || this.#held !== null;
   }
@@ -234,11 +241,23 @@ export class Stream implements QueueHost {
   }
 
   /**
-   * Resolves bindings into the bind group cache's scratch arrays. Returns -1
-   * (after queuing an `IoError`) when a binding is stale, else the number of
-   * bindings owned by another stream (pinned until their submission completes).
+   * Resolves bindings into the bind group cache's scratch arrays and marks
+   * their pages used. Returns -1 (after queuing a `LaunchError` `io`) when a
+   * binding is stale, else the number of bindings owned by another stream,
+   * pinned into `pins` (by default, until the next submission completes).
+   *
+   * @param bindings The bindings.
+   * @param n How many of them.
+   * @param kernel Kernel name, for errors.
+   * @param pins Where cross-stream pins go.
+   * @returns -1, or the number of cross-stream bindings.
    */
-  #resolveBindings(bindings: readonly BufferBinding[], n: number, kernel: string): number {
+  resolveBindings(
+    bindings: readonly BufferBinding[],
+    n: number,
+    kernel: string,
+    pins: ManagedMemory[] = this.#pinsPending,
+  ): number {
     let cross = 0;
     const cache = this.#ctx.bindGroups;
     const ids = cache.ids;
@@ -252,7 +271,7 @@ export class Stream implements QueueHost {
       let slice = desc.slice;
       if (slice === null || slice.owner !== desc || slice.page.storage.resource === null) {
         try {
-          slice = this.#resolveOwner(b);
+          slice = this.resolveOwner(b);
         } catch (e) {
           this.#errors.push(
             e instanceof IoError
@@ -267,7 +286,7 @@ export class Stream implements QueueHost {
       const owner = b.stream < maxStreams ? b.stream : b.stream % maxStreams;
       if (owner !== this.slot) {
         desc.pin();
-        this.#pinsPending.push(desc);
+        pins.push(desc);
         cross++;
       }
       ids[i] = page.storage.id;
@@ -300,7 +319,7 @@ export class Stream implements QueueHost {
   ): void {
     this.#ctx.current = this;
     if (this.recorder !== null) {
-      this.#record(entry, bindings, info, x, y, z, indirect);
+      recordLaunch(this, this.recorder, { entry, bindings, info, x, y, z, indirect });
       return;
     }
     if (indirect !== null && this.#indirectUsed + 16 > INDIRECT_BYTES) this.submit();
@@ -339,7 +358,7 @@ export class Stream implements QueueHost {
       }
     }
     if (bindGroup === null) {
-      const cross = this.#resolveBindings(bindings, n, entry.kernel.name);
+      const cross = this.resolveBindings(bindings, n, entry.kernel.name);
       if (cross < 0) return;
       const cache = this.#ctx.bindGroups;
       bindGroup = info === null
@@ -489,56 +508,6 @@ export class Stream implements QueueHost {
   }
 
   /** Records a launch, fully resolved, into the graph being captured (nothing is encoded). */
-  #record(
-    entry: PipelineEntry,
-    bindings: readonly BufferBinding[],
-    info: InfoWords | null,
-    x: number,
-    y: number,
-    z: number,
-    indirect: BufferBinding | null,
-  ): void {
-    const recorder = this.recorder!;
-    const n = entry.buffers;
-    const name = entry.kernel.name;
-    const pinsFrom = this.#pinsPending.length;
-    if (this.#resolveBindings(bindings, n, name) < 0) return;
-    for (const pin of this.#pinsPending.splice(pinsFrom)) recorder.pins.push(pin);
-    const cache = this.#ctx.bindGroups;
-    const pages: Page[] = [];
-    for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
-    let source: { buffer: GPUBuffer; offset: number; page: Page; copy: boolean } | null = null;
-    if (indirect !== null) {
-      let slice: Slice;
-      try {
-        slice = this.#resolveOwner(indirect);
-      } catch (e) {
-        this.#errors.push(
-          new LaunchError("io", name, `${name}: indirect count: ${(e as Error).message}`, { cause: e }),
-        );
-        return;
-      }
-      const page = slice.page;
-      const copy = cache.ids.slice(0, n).includes(page.storage.id);
-      source = { buffer: page.storage.resource!, offset: slice.offset + indirect.offsetStart, page, copy };
-    }
-    if (entry.state !== "valid") this.watchPipeline(entry);
-    recorder.dispatches.push({
-      entry,
-      buffers: cache.buffers.slice(0, n),
-      offsets: cache.offsets.slice(0, n),
-      sizes: cache.sizes.slice(0, n),
-      pages,
-      info: info === null
-        ? null
-        : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength)),
-      x,
-      y,
-      z,
-      indirect: source,
-    });
-  }
-
   #markPages(pages: readonly Page[]): void {
     const epoch = this.epoch;
     for (const page of pages) if (page.useStream !== this || page.useEpoch !== epoch) this.usePage(page);
@@ -600,7 +569,7 @@ export class Stream implements QueueHost {
   #indirectSource(binding: BufferBinding, n: number, kernel: string): { buffer: GPUBuffer; offset: number } | null {
     let slice: Slice;
     try {
-      slice = this.#resolveOwner(binding);
+      slice = this.resolveOwner(binding);
     } catch (e) {
       this.#errors.push(
         new LaunchError("io", kernel, `${kernel}: indirect count: ${(e as Error).message}`, { cause: e }),

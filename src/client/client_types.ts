@@ -1,0 +1,76 @@
+/**
+ * Types of the client API, and the host-bytes helper.
+ *
+ * @module
+ */
+
+import type { DispatchTiming } from "../profile/timestamp_profiler.ts";
+import type { KernelSummary } from "../profile/trace.ts";
+import type { Handle } from "../server/handle.ts";
+import type { CubeCount, LaunchMode, ProfileDuration, ProfileTicks } from "../server/types.ts";
+
+/** Host bytes accepted by `create` and `write`. */
+export type HostData = ArrayBufferView | ArrayBuffer;
+
+/** A launch's workgroup count: `[x, y?, z?]`, a `CubeCount`, or a handle holding three u32 (indirect). */
+export type LaunchCount = readonly number[] | CubeCount | Handle;
+
+/** A tensor: memory plus its shape and strides (CubeCL's `MemoryLayout`). */
+export interface Tensor {
+  /** The memory; release it when done. */
+  readonly handle: Handle;
+  /** Extent of each dimension, in elements. */
+  readonly shape: readonly number[];
+  /** Stride of each dimension, in elements. */
+  readonly strides: readonly number[];
+  /** Bytes per element. */
+  readonly elemSize: number;
+}
+
+/** What `profile()` measured. */
+export interface ProfileResult<T> {
+  /** What the profiled function returned. */
+  readonly result: T;
+  /** The duration as `endProfile` returned it. */
+  readonly duration: ProfileDuration;
+  /** Start and end, in nanoseconds. */
+  readonly ticks: ProfileTicks;
+  /** `ticks.end - ticks.start`, in nanoseconds. */
+  readonly nanos: number;
+  /** Each dispatch's device time (device timing only). */
+  readonly dispatches: readonly DispatchTiming[];
+  /** Device time per kernel, longest first. */
+  readonly kernels: readonly KernelSummary[];
+}
+
+/** Options of `profile()`. */
+export interface ProfileOptions {
+  /** Write a Chrome trace (Perfetto) of the dispatches to this file. */
+  trace?: string | URL;
+}
+
+/** Options of one launch. */
+export interface LaunchOptions {
+  /** `skip` compiles and caches without dispatching. @default "execute" */
+  mode?: LaunchMode;
+}
+
+/**
+ * A `Uint8Array` view of host bytes (no copy).
+ *
+ * @param data The bytes.
+ * @param where Call site, for messages.
+ * @returns The view.
+ * @throws {TypeError} When `data` is neither an ArrayBuffer nor a view.
+ */
+export function toBytes(data: HostData, where: string): Uint8Array {
+  if (data instanceof Uint8Array) return data;
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const raw = data as unknown;
+  if (raw instanceof ArrayBuffer || (typeof SharedArrayBuffer !== "undefined" && raw instanceof SharedArrayBuffer)) {
+    return new Uint8Array(raw);
+  }
+  throw new TypeError(
+    `${where}: data must be an ArrayBuffer or a typed array/DataView, got ${Object.prototype.toString.call(data)}`,
+  );
+}

@@ -1,0 +1,77 @@
+/**
+ * Recording a launch into the graph being captured: its bindings are
+ * resolved now (cross-stream ones pinned for the graph's lifetime), its info
+ * words copied, its indirect source noted; nothing is encoded.
+ *
+ * @module
+ */
+
+import { LaunchError } from "../errors.ts";
+import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
+import type { Page, Slice } from "../memory/managed_memory.ts";
+import type { BufferBinding } from "../server/types.ts";
+import type { InfoWords } from "../stream/info_arena.ts";
+import type { Stream } from "../stream/stream.ts";
+import type { GraphRecorder } from "./graph.ts";
+
+/** A launch as the stream received it. */
+export interface LaunchToRecord {
+  /** The compiled pipeline. */
+  readonly entry: PipelineEntry;
+  /** Storage bindings. */
+  readonly bindings: readonly BufferBinding[];
+  /** Info words, or null. */
+  readonly info: InfoWords | null;
+  /** Static counts. */
+  readonly x: number;
+  /** Static counts. */
+  readonly y: number;
+  /** Static counts. */
+  readonly z: number;
+  /** Indirect count source, or null. */
+  readonly indirect: BufferBinding | null;
+}
+
+/**
+ * Records one launch into `recorder`. A stale binding queues an error on the
+ * stream, which makes `endCapture` fail.
+ *
+ * @param stream The recording stream.
+ * @param recorder Its recording.
+ * @param launch The launch.
+ */
+export function recordLaunch(stream: Stream, recorder: GraphRecorder, launch: LaunchToRecord): void {
+  const { entry, bindings, info, x, y, z, indirect } = launch;
+  const n = entry.buffers;
+  const name = entry.kernel.name;
+  if (stream.resolveBindings(bindings, n, name, recorder.pins) < 0) return;
+  const cache = stream.bindGroups;
+  const pages: Page[] = [];
+  for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
+  let source: { buffer: GPUBuffer; offset: number; page: Page; copy: boolean } | null = null;
+  if (indirect !== null) {
+    let slice: Slice;
+    try {
+      slice = stream.resolveOwner(indirect);
+    } catch (e) {
+      stream.pushError(new LaunchError("io", name, `${name}: indirect count: ${(e as Error).message}`, { cause: e }));
+      return;
+    }
+    const page = slice.page;
+    const copy = cache.ids.slice(0, n).includes(page.storage.id);
+    source = { buffer: page.storage.resource!, offset: slice.offset + indirect.offsetStart, page, copy };
+  }
+  if (entry.state !== "valid") stream.watchPipeline(entry);
+  recorder.dispatches.push({
+    entry,
+    buffers: cache.buffers.slice(0, n),
+    offsets: cache.offsets.slice(0, n),
+    sizes: cache.sizes.slice(0, n),
+    pages,
+    info: info === null ? null : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength)),
+    x,
+    y,
+    z,
+    indirect: source,
+  });
+}
