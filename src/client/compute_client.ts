@@ -58,6 +58,7 @@ export class ComputeClient {
   readonly stream: StreamId;
   #maxCount: number;
   #maxBinding: number;
+  #storageAlign: number;
 
   /**
    * Internal: use `createClient()`.
@@ -71,6 +72,7 @@ export class ComputeClient {
     this.stream = stream;
     this.#maxCount = server.properties.hardware.maxCubeCount[0];
     this.#maxBinding = server.properties.memory.maxPageSize;
+    this.#storageAlign = server.properties.limits.minStorageBufferOffsetAlignment ?? 256;
   }
 
   /** Device properties (no round trip). */
@@ -341,6 +343,11 @@ export class ComputeClient {
     for (let i = 0; i < nb; i++) {
       const b = buffers[i];
       if (!(b instanceof Handle) || b.owner !== server) this.#checkHandle(b, `launch(${kernel.name}) buffer ${i}`);
+      if (b.offsetStart % this.#storageAlign !== 0) {
+        throw new RangeError(
+          `launch(${kernel.name}) buffer ${i}: a view bound to a kernel must start at a multiple of minStorageBufferOffsetAlignment (${this.#storageAlign} B); memory ${b.memory.id} is viewed from byte ${b.offsetStart}`,
+        );
+      }
       if (b.size - b.offsetStart - b.offsetEnd > maxBinding) {
         throw new ResourceLimitError(
           "binding-size",

@@ -16,6 +16,7 @@ import type { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import type { PipelineCache } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory } from "../memory/managed_memory.ts";
 import type { DeviceLostError } from "../errors.ts";
+import { allocateStorageId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";
 
 /** Limits and settings streams need. */
@@ -62,6 +63,21 @@ export class DeviceContext {
   readonly whenLost: Promise<never>;
   #markLost: (error: DeviceLostError) => void;
   #pins: { index: number; memory: ManagedMemory }[] = [];
+  #empty: { buffer: GPUBuffer; id: number; size: number } | null = null;
+
+  /** A small scratch buffer bound in place of zero-byte bindings (WebGPU cannot bind 0 bytes). */
+  get emptyBinding(): { buffer: GPUBuffer; id: number; size: number } {
+    if (this.#empty === null) {
+      const size = 256;
+      const buffer = this.device.createBuffer({
+        label: "zero-byte binding scratch",
+        size,
+        usage: GPUBufferUsage.STORAGE,
+      });
+      this.#empty = { buffer, id: allocateStorageId(), size };
+    }
+    return this.#empty;
+  }
 
   /**
    * Creates the instance.

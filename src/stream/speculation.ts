@@ -28,8 +28,8 @@ export type HeldOp =
     readonly bindGroup: GPUBindGroup;
     /** Pages it uses, marked again when it is finally encoded. */
     readonly pages: readonly Page[];
-    /** Dynamic offset of its info words in the arena, or -1. */
-    readonly offset: number;
+    /** A copy of its info words (they enter the arena when it is encoded), or null. */
+    readonly info: Uint32Array | null;
     /** Static counts. */
     readonly x: number;
     /** Static counts. */

@@ -35,6 +35,8 @@ import { StagingPool } from "./staging_pool.ts";
 import { StreamReader } from "./stream_reader.ts";
 import { CommandQueue, type QueueHost } from "./command_queue.ts";
 import { recordLaunch } from "../graph/record.ts";
+import { BYTE_PATCH_KERNEL, tailWord } from "./byte_patch.ts";
+import type { StreamId } from "../ids.ts";
 import { Speculation } from "./speculation.ts";
 
 const INDIRECT_BYTES = 4096;
@@ -289,9 +291,30 @@ export class Stream implements QueueHost {
         pins.push(desc);
         cross++;
       }
+      const size = b.size - b.offsetStart - b.offsetEnd;
+      if (size === 0) {
+        // WebGPU cannot bind 0 bytes: bind a scratch buffer, so the kernel touches no one's memory.
+        const scratch = this.#ctx.emptyBinding;
+        ids[i] = scratch.id;
+        offsets[i] = 0;
+        sizes[i] = scratch.size;
+        buffers[i] = scratch.buffer;
+        continue;
+      }
+      const offset = slice.offset + b.offsetStart;
+      if (offset % this.#ctx.settings.storageOffsetAlignment !== 0) {
+        this.#errors.push(
+          new LaunchError(
+            "io",
+            kernel,
+            `${kernel}: binding ${i} starts at byte ${offset} of its buffer, not a multiple of minStorageBufferOffsetAlignment (${this.#ctx.settings.storageOffsetAlignment})`,
+          ),
+        );
+        return -1;
+      }
       ids[i] = page.storage.id;
-      offsets[i] = slice.offset + b.offsetStart;
-      sizes[i] = alignUp(b.size - b.offsetStart - b.offsetEnd, 4);
+      offsets[i] = offset;
+      sizes[i] = alignUp(size, 4);
       buffers[i] = page.storage.resource!;
     }
     return cross;
@@ -323,16 +346,15 @@ export class Stream implements QueueHost {
       return;
     }
     if (indirect !== null && this.#indirectUsed + 16 > INDIRECT_BYTES) this.submit();
-    let offset = -1;
-    if (info !== null) {
-      offset = this.#arena.push(info);
-      if (offset < 0) {
-        this.submit();
-        const old = this.#arena.id;
-        if (this.#arena.ensure(info.length * 4)) this.#ctx.bindGroups.evictStorage(old);
-        offset = this.#arena.push(info);
-      }
+    if (info !== null && info.length * 4 > this.#arena.capacity) {
+      this.submit(); // grow the arena only when nothing queued or held can refer to it
+      const old = this.#arena.id;
+      if (this.#arena.ensure(info.length * 4)) this.#ctx.bindGroups.evictStorage(old);
     }
+    // Held launches keep their own copy of the info words; they enter the arena when encoded.
+    const hold = this.#held !== null || entry.state !== "valid";
+    let offset = -1;
+    if (info !== null && !hold) offset = this.#pushInfo(info);
     const n = entry.buffers;
     const infoBytes = info === null ? 0 : info.length * 4;
     const arenaId = info === null ? 0 : this.#arena.id;
@@ -378,10 +400,13 @@ export class Stream implements QueueHost {
       indirectBuffer = r.buffer;
       indirectOffset = r.offset;
     }
-    if (this.#held !== null || entry.state !== "valid") {
+    if (hold) {
       const pages: Page[] = [];
       for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
-      this.#hold(entry, bindGroup, pages, offset, x, y, z, indirectBuffer, indirectOffset);
+      const words = info === null
+        ? null
+        : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength));
+      this.#hold(entry, bindGroup, pages, words, x, y, z, indirectBuffer, indirectOffset);
       return;
     }
     const q = this.queue;
@@ -402,12 +427,22 @@ export class Stream implements QueueHost {
     if (++q.tasks >= this.#tasksMax) this.submit();
   }
 
+  /** Appends info words to the arena (submitting first when it is full) and returns their offset. */
+  #pushInfo(info: InfoWords): number {
+    let offset = this.#arena.push(info);
+    if (offset < 0) {
+      this.submit();
+      offset = this.#arena.push(info);
+    }
+    return offset;
+  }
+
   /** Holds a launch back until the validations it waits for are known. */
   #hold(
     entry: PipelineEntry,
     bindGroup: GPUBindGroup,
     pages: Page[],
-    offset: number,
+    info: Uint32Array | null,
     x: number,
     y: number,
     z: number,
@@ -421,7 +456,7 @@ export class Stream implements QueueHost {
       this.watchPipeline(entry);
       held.entries.add(entry);
     }
-    held.ops.push({ kind: "launch", entry, bindGroup, pages, offset, x, y, z, indirect, indirectOffset });
+    held.ops.push({ kind: "launch", entry, bindGroup, pages, info, x, y, z, indirect, indirectOffset });
     if (fresh) this.#releaseWhenKnown(held);
     if (++held.launches >= HOLD_LIMIT) this.submit();
   }
@@ -463,15 +498,19 @@ export class Stream implements QueueHost {
       const segment = entry.state === "pending" && isolate ? entry : null;
       if (segment !== q.segment) q.switchSegment(segment);
       this.#markPages(op.pages); // the batch may have changed since the launch was held
-      const pass = q.pass ?? q.openPass();
+      let pass = q.pass ?? q.openPass();
       if (entry.pipeline !== q.lastPipeline) {
         pass.setPipeline(entry.pipeline);
         q.lastPipeline = entry.pipeline;
       }
-      if (op.offset < 0) pass.setBindGroup(0, op.bindGroup);
+      if (op.info === null) pass.setBindGroup(0, op.bindGroup);
       else {
-        this.#dyn[0] = op.offset;
-        pass.setBindGroup(0, op.bindGroup, this.#dyn, 0, 1);
+        this.#dyn[0] = this.#pushInfo(op.info);
+        const current = q.pass ?? q.openPass(); // pushing may have submitted a full arena
+        if (current !== pass) current.setPipeline(entry.pipeline);
+        q.lastPipeline = entry.pipeline;
+        current.setBindGroup(0, op.bindGroup, this.#dyn, 0, 1);
+        pass = current;
       }
       if (op.indirect !== null) pass.dispatchWorkgroupsIndirect(op.indirect, op.indirectOffset);
       else pass.dispatchWorkgroups(op.x, op.y, op.z);
@@ -643,18 +682,41 @@ export class Stream implements QueueHost {
   /**
    * Writes bytes into a resolved slice, ordered after every queued use of its
    * page. Uploads above the chunk threshold are split, with a submit after
-   * each chunk.
+   * each chunk. With `exact`, a length that is not a multiple of 4 leaves the
+   * bytes after it untouched (the last word is merged on the device);
+   * otherwise those bytes, which belong to no one, may be zeroed.
    *
    * @param slice The destination slice.
-   * @param offset Byte offset inside the slice.
+   * @param offset Byte offset inside the slice (a multiple of 4).
    * @param data The bytes (exactly the bytes to write).
+   * @param owner The stream that owns the memory.
+   * @param exact Keep the bytes after `data` intact.
    */
-  write(slice: Slice, offset: number, data: Uint8Array): void {
+  write(slice: Slice, offset: number, data: Uint8Array, owner: StreamId, exact = false): void {
     this.#ctx.current = this;
     if (data.byteLength === 0) return;
+    const tail = exact ? data.byteLength % 4 : 0;
+    const body = tail === 0 ? data : data.subarray(0, data.byteLength - tail);
+    if (body.byteLength > 0) this.#writeWords(slice, slice.offset + offset, body);
+    if (tail > 0) {
+      const word = slice.offset + offset + body.byteLength;
+      const bindStart = word - (word % this.#ctx.settings.storageOffsetAlignment);
+      const [keep, value] = tailWord(data, tail);
+      const binding = {
+        memory: slice.owner,
+        offsetStart: bindStart - slice.offset,
+        offsetEnd: 0,
+        stream: owner,
+        size: word + 4 - slice.offset,
+      };
+      const entry = this.#ctx.pipelines.get(BYTE_PATCH_KERNEL, 1, true);
+      this.launch(entry, [binding], new Uint32Array([(word - bindStart) / 4, keep, value]), 1, 1, 1, null);
+    }
+  }
+
+  #writeWords(slice: Slice, at: number, data: Uint8Array): void {
     const page = slice.page;
     const buffer = page.storage.resource!;
-    const at = slice.offset + offset;
     if (this.#held !== null) {
       // Held launches may use this memory: hold the write too, with its own copy of the bytes.
       const owner = page.useStream as Stream | null;

@@ -13,13 +13,15 @@
 
 import { alignUp } from "../_util/align.ts";
 import { DeviceLostError, ServerUnhealthyError } from "../errors.ts";
-import type { Slice } from "../memory/managed_memory.ts";
+import type { ManagedMemory, Slice } from "../memory/managed_memory.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { StagingBuffer } from "./staging_pool.ts";
 import type { Stream } from "./stream.ts";
 
 interface ReadRequest {
   staging: StagingBuffer | null;
+  /** Memory kept alive until the read completes (its copies may run after a release). */
+  pinned: ManagedMemory[];
   bytes: number;
   parts: { at: number; size: number }[];
   resolve: (value: Uint8Array[]) => void;
@@ -58,9 +60,33 @@ export class StreamReader {
       total += alignUp(it.size, 8);
     }
     const { promise, resolve, reject } = Promise.withResolvers<Uint8Array[]>();
-    const request: ReadRequest = { staging: null, bytes: total, parts, resolve, reject };
+    const request: ReadRequest = {
+      staging: null,
+      pinned: [],
+      bytes: total,
+      parts,
+      resolve: () => {},
+      reject: () => {},
+    };
+    const unpin = () => {
+      for (const m of request.pinned) m.unpin();
+      request.pinned = [];
+    };
+    request.resolve = (v) => {
+      unpin();
+      resolve(v);
+    };
+    request.reject = (e) => {
+      unpin();
+      reject(e);
+    };
     if (total > 0) {
-      for (const it of items) if (it.size > 0) this.#stream.usePage(it.slice.page);
+      for (const it of items) {
+        if (it.size === 0) continue;
+        this.#stream.usePage(it.slice.page);
+        it.slice.owner.pin();
+        request.pinned.push(it.slice.owner);
+      }
       const staging = this.#stream.staging.acquire(total);
       request.staging = staging;
       items.forEach((it, i) => {
@@ -78,15 +104,22 @@ export class StreamReader {
     this.#batch.push(request);
     if (!this.#scheduled) {
       this.#scheduled = true;
-      queueMicrotask(() => this.#run());
+      queueMicrotask(() => {
+        this.#scheduled = false;
+        const batch = this.#batch;
+        this.#batch = [];
+        this.#run(batch).catch((cause) => {
+          // Never leave a read hanging or a rejection unhandled (settled reads ignore this).
+          const error = this.#ctx.lost ??
+            new DeviceLostError(`${this.#stream.label}: read failed`, { reason: "unknown", cause });
+          for (const r of batch) r.reject(error);
+        });
+      });
     }
     return promise;
   }
 
-  async #run(): Promise<void> {
-    this.#scheduled = false;
-    const batch = this.#batch;
-    this.#batch = [];
+  async #run(batch: ReadRequest[]): Promise<void> {
     const stream = this.#stream;
     const ctx = this.#ctx;
     await stream.awaitHeld();
@@ -107,25 +140,35 @@ export class StreamReader {
     await stream.settle();
     const errors = stream.drainErrors();
     const failure = errors.length > 0 ? new ServerUnhealthyError(stream.slot, errors) : null;
-    for (const r of batch) {
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i]!;
       const staging = r.staging;
       if (staging === null) {
         if (failure) r.reject(failure);
         else r.resolve(r.parts.map(() => new Uint8Array(0)));
         continue;
       }
-      let out: Uint8Array[] | null = null;
-      if (failure === null) {
-        out = r.parts.map((p) => {
-          if (p.size === 0) return new Uint8Array(0);
-          const range = staging.buffer.getMappedRange(p.at, alignUp(p.size, 4)).transfer();
-          return new Uint8Array(range, 0, p.size);
-        });
+      try {
+        let out: Uint8Array[] | null = null;
+        if (failure === null) {
+          out = r.parts.map((p) => {
+            if (p.size === 0) return new Uint8Array(0);
+            const range = staging.buffer.getMappedRange(p.at, alignUp(p.size, 4)).transfer();
+            return new Uint8Array(range, 0, p.size);
+          });
+        }
+        staging.buffer.unmap();
+        stream.staging.release(staging);
+        if (out === null) r.reject(failure);
+        else r.resolve(out);
+      } catch (cause) {
+        // The device went away between the map and now (for example a destroy):
+        // every read still waiting gets the loss, nothing escapes unhandled.
+        const error = ctx.lost ??
+          new DeviceLostError(`${stream.label}: reading back a staging buffer failed`, { reason: "unknown", cause });
+        for (const rest of batch.slice(i)) rest.reject(error);
+        return;
       }
-      staging.buffer.unmap();
-      stream.staging.release(staging);
-      if (out === null) r.reject(failure);
-      else r.resolve(out);
     }
   }
 }
