@@ -309,7 +309,7 @@ export class WebGpuServer implements ComputeServer {
       }
       // Bytes between the view's end and the next word may belong to other views of the reservation.
       const end = d.binding.offsetStart + bytes.byteLength;
-      const exact = end % 4 !== 0 && end + (4 - (end % 4)) <= d.binding.size;
+      const exact = end % 4 !== 0 && end < d.binding.size;
       s.write(slice, d.binding.offsetStart, bytes, d.binding.stream, exact);
     }
   }

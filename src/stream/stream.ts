@@ -719,8 +719,7 @@ export class Stream implements QueueHost {
     const buffer = page.storage.resource!;
     if (this.#held !== null) {
       // Held launches may use this memory: hold the write too, with its own copy of the bytes.
-      const owner = page.useStream as Stream | null;
-      if (owner !== null && owner !== this && page.useEpoch === owner.epoch && owner.hasWork) owner.submit();
+      this.usePage(page); // others that use this memory submit this stream (and its held write) first
       const copy = new Uint8Array(alignUp(data.byteLength, 4));
       copy.set(data);
       this.#held.ops.push({ kind: "write", buffer, offset: at, data: copy });
