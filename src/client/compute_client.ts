@@ -340,10 +340,11 @@ export class ComputeClient {
     if (!Array.isArray(buffers)) throw new TypeError(`launch(${kernel.name}): buffers must be an array of Handle`);
     const nb = buffers.length;
     const maxBinding = this.#maxBinding;
+    const alignMask = this.#storageAlign - 1; // WebGPU offset alignments are powers of two
     for (let i = 0; i < nb; i++) {
       const b = buffers[i];
       if (!(b instanceof Handle) || b.owner !== server) this.#checkHandle(b, `launch(${kernel.name}) buffer ${i}`);
-      if (b.offsetStart % this.#storageAlign !== 0) {
+      if ((b.offsetStart & alignMask) !== 0) {
         throw new RangeError(
           `launch(${kernel.name}) buffer ${i}: a view bound to a kernel must start at a multiple of minStorageBufferOffsetAlignment (${this.#storageAlign} B); memory ${b.memory.id} is viewed from byte ${b.offsetStart}`,
         );

@@ -58,6 +58,11 @@ export function recordLaunch(stream: Stream, recorder: GraphRecorder, launch: La
       return;
     }
     const page = slice.page;
+    const maxStreams = stream.maxStreams;
+    if ((indirect.stream < maxStreams ? indirect.stream : indirect.stream % maxStreams) !== stream.slot) {
+      indirect.memory.pin(); // another stream's memory: kept for the graph's lifetime
+      recorder.pins.push(indirect.memory);
+    }
     const copy = cache.ids.slice(0, n).includes(page.storage.id);
     source = { buffer: page.storage.resource!, offset: slice.offset + indirect.offsetStart, page, copy };
   }

@@ -127,6 +127,8 @@ export class WebGpuStorage implements ComputeStorage {
 
   flush(): void {
     if (this.#pending.length === 0 || !this.#o.isIdle()) return;
+    // `writeBuffer`s still waiting for a submit may target these buffers: flush them to the queue first.
+    this.#o.device.queue.submit([]);
     for (const h of this.#pending) {
       if (h.resource !== null) {
         h.resource.destroy();

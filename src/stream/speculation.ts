@@ -15,7 +15,7 @@
  */
 
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
-import type { Page } from "../memory/managed_memory.ts";
+import type { ManagedMemory, Page } from "../memory/managed_memory.ts";
 
 /** One operation held back. */
 export type HeldOp =
@@ -66,6 +66,8 @@ export type HeldOp =
     readonly offset: number;
     /** The bytes (a multiple of 4 long). */
     readonly data: Uint8Array<ArrayBuffer>;
+    /** The memory written, pinned while the write is held. */
+    readonly memory: ManagedMemory;
   };
 
 /** The held work of one stream. */

@@ -133,6 +133,11 @@ export class Stream implements QueueHost {
     this.queue = new CommandQueue(parts.ctx, this, this.#arena);
   }
 
+  /** Number of stream slots (stream id `i` uses slot `i % maxStreams`). */
+  get maxStreams(): number {
+    return this.#ctx.settings.maxStreams;
+  }
+
   /** The device's bind group cache (its scratch arrays hold the last resolved bindings). */
   get bindGroups(): DeviceContext["bindGroups"] {
     return this.#ctx.bindGroups;
@@ -491,6 +496,7 @@ export class Stream implements QueueHost {
       if (op.kind === "write") {
         this.submit();
         this.#ctx.queue.writeBuffer(op.buffer, op.offset, op.data);
+        this.#pinsPending.push(op.memory); // its pin lasts until the write's submission completes
         continue;
       }
       const entry = op.entry;
@@ -616,6 +622,11 @@ export class Stream implements QueueHost {
       return null;
     }
     this.usePage(slice.page);
+    const maxStreams = this.#ctx.settings.maxStreams;
+    if ((binding.stream < maxStreams ? binding.stream : binding.stream % maxStreams) !== this.slot) {
+      binding.memory.pin(); // another stream's memory: keep it until this submission completes
+      this.#pinsPending.push(binding.memory);
+    }
     const buffer = slice.page.storage.resource!;
     const offset = slice.offset + binding.offsetStart;
     const ids = this.#ctx.bindGroups.ids;
@@ -653,6 +664,8 @@ export class Stream implements QueueHost {
     const ctx = this.#ctx;
     const n = q.submit();
     if (n === 0) {
+      // The work that took these pins was never dispatched (for example a kernel that failed to compile).
+      for (const desc of this.#pinsPending) desc.unpin();
       this.#pinsPending.length = 0;
       this.storage.flush();
       return;
@@ -722,7 +735,8 @@ export class Stream implements QueueHost {
       this.usePage(page); // others that use this memory submit this stream (and its held write) first
       const copy = new Uint8Array(alignUp(data.byteLength, 4));
       copy.set(data);
-      this.#held.ops.push({ kind: "write", buffer, offset: at, data: copy });
+      slice.owner.pin(); // the memory must outlive a release before the held write is issued
+      this.#held.ops.push({ kind: "write", buffer, offset: at, data: copy, memory: slice.owner });
       return;
     }
     this.settlePage(page);
