@@ -284,11 +284,17 @@ export class MemoryManager {
   installPools(pools: PoolConfig[]): void {
     this.cleanup(true);
     let inUse = 0;
-    for (const p of this.#pools) inUse += p.usage().bytesInUse;
-    if (inUse > 0) {
+    let live = 0;
+    for (const p of this.#pools) {
+      const u = p.usage();
+      inUse += u.bytesInUse;
+      live += u.numberAllocs;
+    }
+    if (live > 0) {
+      // Zero-byte allocations count too: their pages would be orphaned.
       throw new InstallMemoryPoolsError(
         "pools-in-use",
-        `${this.#label}: cannot install new pools while ${inUse} B are live in the current ones; release them and retry`,
+        `${this.#label}: cannot install new pools while ${live} allocation(s) (${inUse} B) are live in the current ones; release them and retry`,
         inUse,
       );
     }

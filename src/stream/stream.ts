@@ -399,15 +399,19 @@ export class Stream implements QueueHost {
     }
     let indirectBuffer: GPUBuffer | null = null;
     let indirectOffset = 0;
+    let indirectPage: Page | null = null;
     if (indirect !== null) {
       const r = this.#indirectSource(indirect, n, entry.kernel.name);
       if (r === null) return;
       indirectBuffer = r.buffer;
       indirectOffset = r.offset;
+      indirectPage = r.page;
     }
     if (hold) {
       const pages: Page[] = [];
       for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
+      // The count page too: a write into the counts must wait for this dispatch.
+      if (indirectPage !== null) pages.push(indirectPage);
       const words = info === null
         ? null
         : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength));
@@ -611,7 +615,11 @@ export class Stream implements QueueHost {
    * a buffer also bound as writable storage (same page), it is copied to a
    * stream-owned indirect buffer first: WebGPU forbids that usage conflict.
    */
-  #indirectSource(binding: BufferBinding, n: number, kernel: string): { buffer: GPUBuffer; offset: number } | null {
+  #indirectSource(
+    binding: BufferBinding,
+    n: number,
+    kernel: string,
+  ): { buffer: GPUBuffer; offset: number; page: Page } | null {
     let slice: Slice;
     try {
       slice = this.resolveOwner(binding);
@@ -632,7 +640,7 @@ export class Stream implements QueueHost {
     const ids = this.#ctx.bindGroups.ids;
     let conflict = false;
     for (let i = 0; i < n; i++) if (ids[i] === slice.page.storage.id) conflict = true;
-    if (!conflict) return { buffer, offset };
+    if (!conflict) return { buffer, offset, page: slice.page };
     if (this.#indirect === null) {
       this.#indirect = this.#ctx.device.createBuffer({
         label: `${this.label} indirect counts`,
@@ -643,7 +651,7 @@ export class Stream implements QueueHost {
     const at = this.#indirectUsed;
     this.#indirectUsed += 16;
     this.copy(slice.page, buffer, offset, this.#indirect, at, 12);
-    return { buffer: this.#indirect, offset: at };
+    return { buffer: this.#indirect, offset: at, page: slice.page };
   }
 
   /** Ends the open pass, if any (before copies, resolves, or a profile boundary). */
