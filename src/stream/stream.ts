@@ -98,6 +98,8 @@ export class Stream implements QueueHost {
   #tasksMax: number;
   #indirectUsed = 0;
   #held: Speculation | null = null;
+  /** True while `#release` encodes held work (which may still bind memory freed during the hold). */
+  #releasing = false;
 
   /**
    * Creates the instance.
@@ -145,7 +147,7 @@ export class Stream implements QueueHost {
 
   /** True when commands are encoded, finished or held and not yet submitted. */
   get hasWork(): boolean {
-    return this.queue.hasWork || this.#held !== null;
+    return this.queue.hasWork || this.#held !== null || this.#releasing;
   }
 
   /** Dispatches encoded since the last submit. */
@@ -490,6 +492,18 @@ export class Stream implements QueueHost {
     const held = this.#held;
     if (held === null) return;
     this.#held = null;
+    // Submits in the middle must not find the stream idle: buffers freed during
+    // the hold are destroyed only once every held launch that binds them is encoded.
+    this.#releasing = true;
+    try {
+      this.#encodeHeld(held, isolate);
+    } finally {
+      this.#releasing = false;
+    }
+  }
+
+  /** Encodes the ops of released held work in order (see `#release`). */
+  #encodeHeld(held: Speculation, isolate: boolean): void {
     const q = this.queue;
     for (const op of held.ops) {
       if (op.kind === "copy") {
