@@ -184,7 +184,7 @@ export function buildGraph(
     if (bindGroup === undefined) {
       const entries: GPUBindGroupEntry[] = d.buffers.map((buffer, b) => ({
         binding: b,
-        resource: { buffer, offset: d.offsets[b]!, size: d.sizes[b]! === 0 ? undefined : d.sizes[b]! },
+        resource: { buffer, offset: d.offsets[b]!, size: d.sizes[b]! },
       }));
       if (d.info !== null) {
         entries.push({

@@ -6,9 +6,8 @@
  * @module
  */
 
-import { LaunchError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
-import type { Page, Slice } from "../memory/managed_memory.ts";
+import type { Page } from "../memory/managed_memory.ts";
 import type { BufferBinding } from "../server/types.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
 import type { Stream } from "../stream/stream.ts";
@@ -50,21 +49,16 @@ export function recordLaunch(stream: Stream, recorder: GraphRecorder, launch: La
   for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
   let source: { buffer: GPUBuffer; offset: number; page: Page; copy: boolean } | null = null;
   if (indirect !== null) {
-    let slice: Slice;
-    try {
-      slice = stream.resolveOwner(indirect);
-    } catch (e) {
-      stream.pushError(new LaunchError("io", name, `${name}: indirect count: ${(e as Error).message}`, { cause: e }));
-      return;
-    }
-    const page = slice.page;
-    const maxStreams = stream.maxStreams;
-    if ((indirect.stream < maxStreams ? indirect.stream : indirect.stream % maxStreams) !== stream.slot) {
-      indirect.memory.pin(); // another stream's memory: kept for the graph's lifetime
-      recorder.pins.push(indirect.memory);
-    }
-    const copy = cache.ids.slice(0, n).includes(page.storage.id);
-    source = { buffer: page.storage.resource!, offset: slice.offset + indirect.offsetStart, page, copy };
+    // Cross-stream counts are pinned for the graph's lifetime.
+    const r = stream.resolveIndirect(indirect, n, name, recorder.pins);
+    if (r === null) return;
+    const { slice, conflict } = r;
+    source = {
+      buffer: slice.page.storage.resource!,
+      offset: slice.offset + indirect.offsetStart,
+      page: slice.page,
+      copy: conflict,
+    };
   }
   if (entry.state !== "valid") stream.watchPipeline(entry);
   recorder.dispatches.push({

@@ -115,12 +115,7 @@ export class BindGroupCache {
     for (let i = 0; i < n; i++) {
       entries.push({
         binding: i,
-        resource: {
-          buffer: this.buffers[i]!,
-          offset: this.offsets[i]!,
-          // A zero-size binding is not allowed; bind the rest of the buffer instead.
-          size: this.sizes[i]! === 0 ? undefined : this.sizes[i]!,
-        },
+        resource: { buffer: this.buffers[i]!, offset: this.offsets[i]!, size: this.sizes[i]! },
       });
       key.push(this.ids[i]!, this.offsets[i]!, this.sizes[i]!);
     }

@@ -46,7 +46,7 @@ const HOLD_LIMIT = 16384;
 /** The resolved bindings of a pipeline's last launch (see `Stream.launch`). */
 interface LaunchMemo {
   stream: Stream;
-  bindings: readonly BufferBinding[];
+  bindings: BufferBinding[];
   slices: Slice[];
   bindGroup: GPUBindGroup;
   infoBytes: number;
@@ -133,11 +133,6 @@ export class Stream implements QueueHost {
     });
     this.#reader = new StreamReader(this, parts.ctx);
     this.queue = new CommandQueue(parts.ctx, this, this.#arena);
-  }
-
-  /** Number of stream slots (stream id `i` uses slot `i % maxStreams`). */
-  get maxStreams(): number {
-    return this.#ctx.settings.maxStreams;
   }
 
   /** The device's bind group cache (its scratch arrays hold the last resolved bindings). */
@@ -394,9 +389,17 @@ export class Stream implements QueueHost {
         ? cache.get(entry.layoutId, entry.layout, n, null, 0, 0)
         : cache.get(entry.layoutId, entry.layout, n, this.#arena.buffer, arenaId, infoBytes);
       if (cross === 0) {
-        const slices: Slice[] = [];
-        for (let i = 0; i < n; i++) slices.push(bindings[i]!.memory.slice!);
-        entry.memo = { stream: this, bindings: bindings.slice(0, n), slices, bindGroup, infoBytes, arenaId };
+        // Remember these bindings for the next launch, reusing the memo's arrays (no allocation per launch).
+        let m = entry.memo as LaunchMemo | null;
+        if (m === null) entry.memo = m = { stream: this, bindings: [], slices: [], bindGroup, infoBytes, arenaId };
+        for (let i = 0; i < n; i++) {
+          m.bindings[i] = bindings[i]!;
+          m.slices[i] = bindings[i]!.memory.slice!;
+        }
+        m.stream = this;
+        m.bindGroup = bindGroup;
+        m.infoBytes = infoBytes;
+        m.arenaId = arenaId;
       }
     }
     let indirectBuffer: GPUBuffer | null = null;
@@ -570,7 +573,7 @@ export class Stream implements QueueHost {
     this.queue.endPass();
   }
 
-  /** Records a launch, fully resolved, into the graph being captured (nothing is encoded). */
+  /** Marks pages used by the batch being encoded (held work re-marks them when it is released). */
   #markPages(pages: readonly Page[]): void {
     const epoch = this.epoch;
     for (const page of pages) if (page.useStream !== this || page.useEpoch !== epoch) this.usePage(page);
@@ -625,15 +628,24 @@ export class Stream implements QueueHost {
   }
 
   /**
-   * The buffer and offset to dispatch indirectly from. When the count lives in
-   * a buffer also bound as writable storage (same page), it is copied to a
-   * stream-owned indirect buffer first: WebGPU forbids that usage conflict.
+   * Resolves the binding of an indirect count (after `resolveBindings` filled
+   * the scratch arrays for bindings `[0, n)`), pinning it into `pins` when
+   * another stream owns it. Returns null (after queuing a `LaunchError` `io`)
+   * when the binding is stale.
+   *
+   * @param binding The count's binding.
+   * @param n Storage bindings of the launch.
+   * @param kernel Kernel name, for errors.
+   * @param pins Where a cross-stream pin goes.
+   * @returns The slice, and whether its buffer is also bound as storage by
+   * this launch (WebGPU forbids that usage conflict: the count must be copied).
    */
-  #indirectSource(
+  resolveIndirect(
     binding: BufferBinding,
     n: number,
     kernel: string,
-  ): { buffer: GPUBuffer; offset: number; page: Page } | null {
+    pins: ManagedMemory[] = this.#pinsPending,
+  ): { slice: Slice; conflict: boolean } | null {
     let slice: Slice;
     try {
       slice = this.resolveOwner(binding);
@@ -643,18 +655,35 @@ export class Stream implements QueueHost {
       );
       return null;
     }
-    this.usePage(slice.page);
     const maxStreams = this.#ctx.settings.maxStreams;
     if ((binding.stream < maxStreams ? binding.stream : binding.stream % maxStreams) !== this.slot) {
-      binding.memory.pin(); // another stream's memory: keep it until this submission completes
-      this.#pinsPending.push(binding.memory);
+      binding.memory.pin(); // another stream's memory: kept until the work that reads it is done
+      pins.push(binding.memory);
     }
+    const ids = this.#ctx.bindGroups.ids;
+    const id = slice.page.storage.id;
+    let conflict = false;
+    for (let i = 0; i < n; i++) if (ids[i] === id) conflict = true;
+    return { slice, conflict };
+  }
+
+  /**
+   * The buffer and offset to dispatch indirectly from. When the count lives in
+   * a buffer also bound as writable storage (same page), it is copied to a
+   * stream-owned indirect buffer first: WebGPU forbids that usage conflict.
+   */
+  #indirectSource(
+    binding: BufferBinding,
+    n: number,
+    kernel: string,
+  ): { buffer: GPUBuffer; offset: number; page: Page } | null {
+    const r = this.resolveIndirect(binding, n, kernel);
+    if (r === null) return null;
+    const slice = r.slice;
+    this.usePage(slice.page);
     const buffer = slice.page.storage.resource!;
     const offset = slice.offset + binding.offsetStart;
-    const ids = this.#ctx.bindGroups.ids;
-    let conflict = false;
-    for (let i = 0; i < n; i++) if (ids[i] === slice.page.storage.id) conflict = true;
-    if (!conflict) return { buffer, offset, page: slice.page };
+    if (!r.conflict) return { buffer, offset, page: slice.page };
     if (this.#indirect === null) {
       this.#indirect = this.#ctx.device.createBuffer({
         label: `${this.label} indirect counts`,
