@@ -145,12 +145,7 @@ export class CommandQueue {
     const entry = this.#segment;
     device.pushErrorScope("validation");
     const cb = this.#encoder.finish({ label: `${this.#host.label} commands #${this.#encoderNo}` });
-    const popped = device.popErrorScope();
-    this.#host.track(popped.then(async (err) => {
-      if (err === null) return;
-      if (entry !== null) await entry.checked;
-      if (entry === null || entry.state !== "failed") this.#host.pushError(this.#batchError(err, entry));
-    }));
+    this.#queueScopeError(device.popErrorScope(), entry);
     this.#encoder = null;
     this.#finished.push({ cb, entry });
     this.commands = 0;
@@ -175,7 +170,14 @@ export class CommandQueue {
     const { device, queue } = this.#ctx;
     device.pushErrorScope("validation");
     queue.submit(cbs);
-    const popped = device.popErrorScope();
+    this.#queueScopeError(device.popErrorScope(), entry);
+  }
+
+  /**
+   * Queues the error a validation scope caught, once known; nothing when the
+   * segment's pipeline failed (its compile error is already queued).
+   */
+  #queueScopeError(popped: Promise<GPUError | null>, entry: PipelineEntry | null): void {
     this.#host.track(popped.then(async (err) => {
       if (err === null) return;
       if (entry !== null) await entry.checked;

@@ -18,16 +18,16 @@ export type InfoWords = Uint32Array | Int32Array | Float32Array;
 /** The info arena of one stream. */
 export class InfoArena {
   /** The device buffer bound as the info binding. */
-  buffer: GPUBuffer;
+  buffer!: GPUBuffer;
   /** Process-unique id of `buffer` (for bind group keys). */
-  id: number;
+  id!: number;
   #device: GPUDevice;
   #label: string;
   #align: number;
-  #capacity: number;
-  #u32: Uint32Array<ArrayBuffer>;
-  #i32: Int32Array<ArrayBuffer>;
-  #f32: Float32Array<ArrayBuffer>;
+  #capacity = 0;
+  #u32!: Uint32Array<ArrayBuffer>;
+  #i32!: Int32Array<ArrayBuffer>;
+  #f32!: Float32Array<ArrayBuffer>;
   #used = 0;
   #lastOffset = -1;
   #lastWords = 0;
@@ -42,21 +42,22 @@ export class InfoArena {
     this.#device = device;
     this.#label = options.label;
     this.#align = options.alignment;
-    this.#capacity = alignUp(options.capacity, 4);
-    this.buffer = this.#createBuffer();
+    this.#allocate(alignUp(options.capacity, 4));
+  }
+
+  /** Creates the device buffer (with a new id) and its host mirror at `capacity` bytes. */
+  #allocate(capacity: number): void {
+    this.#capacity = capacity;
+    this.buffer = this.#device.createBuffer({
+      label: `${this.#label} (${capacity} B)`,
+      size: capacity,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    });
     this.id = allocateStorageId();
-    const host = new ArrayBuffer(this.#capacity);
+    const host = new ArrayBuffer(capacity);
     this.#u32 = new Uint32Array(host);
     this.#i32 = new Int32Array(host);
     this.#f32 = new Float32Array(host);
-  }
-
-  #createBuffer(): GPUBuffer {
-    return this.#device.createBuffer({
-      label: `${this.#label} (${this.#capacity} B)`,
-      size: this.#capacity,
-      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
-    });
   }
 
   /** Bytes appended since the last upload. */
@@ -123,14 +124,8 @@ export class InfoArena {
    */
   ensure(bytes: number): boolean {
     if (bytes <= this.#capacity) return false;
-    this.#capacity = alignUp(Math.max(bytes, this.#capacity * 2), 4);
     this.buffer.destroy();
-    this.buffer = this.#createBuffer();
-    this.id = allocateStorageId();
-    const host = new ArrayBuffer(this.#capacity);
-    this.#u32 = new Uint32Array(host);
-    this.#i32 = new Int32Array(host);
-    this.#f32 = new Float32Array(host);
+    this.#allocate(alignUp(Math.max(bytes, this.#capacity * 2), 4));
     return true;
   }
 
