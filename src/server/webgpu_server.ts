@@ -219,7 +219,7 @@ export class WebGpuServer implements ComputeServer {
       alignment: this.#props.memory.alignment,
       maxBufferSize: this.#props.memory.maxBufferSize,
       deviceTiming: this.#deviceTiming,
-      resolveOwner: (binding) => this.stream(binding.stream).memory.resolve(binding.memory),
+      resolveOwner: (binding) => this.#resolve(binding),
     });
     this.#streams[slot] = stream;
     return stream;

@@ -110,13 +110,17 @@ export class StreamReader {
         this.#batch = [];
         this.#run(batch).catch((cause) => {
           // Never leave a read hanging or a rejection unhandled (settled reads ignore this).
-          const error = this.#ctx.lost ??
-            new DeviceLostError(`${this.#stream.label}: read failed`, { reason: "unknown", cause });
+          const error = this.#lost("read failed", cause);
           for (const r of batch) r.reject(error);
         });
       });
     }
     return promise;
+  }
+
+  /** The device's loss when known, else a `DeviceLostError` saying what failed. */
+  #lost(what: string, cause: unknown): DeviceLostError {
+    return this.#ctx.lost ?? new DeviceLostError(`${this.#stream.label}: ${what}`, { reason: "unknown", cause });
   }
 
   async #run(batch: ReadRequest[]): Promise<void> {
@@ -130,8 +134,7 @@ export class StreamReader {
       if (ctx.lost) throw ctx.lost;
       await Promise.all(mapped.map((r) => r.staging!.buffer.mapAsync(GPUMapMode.READ, 0, r.bytes)));
     } catch (cause) {
-      const error = ctx.lost ??
-        new DeviceLostError(`${stream.label}: mapping read staging buffers failed`, { reason: "unknown", cause });
+      const error = this.#lost("mapping read staging buffers failed", cause);
       for (const r of batch) r.reject(error);
       for (const r of mapped) r.staging!.buffer.destroy();
       return;
@@ -164,8 +167,7 @@ export class StreamReader {
       } catch (cause) {
         // The device went away between the map and now (for example a destroy):
         // every read still waiting gets the loss, nothing escapes unhandled.
-        const error = ctx.lost ??
-          new DeviceLostError(`${stream.label}: reading back a staging buffer failed`, { reason: "unknown", cause });
+        const error = this.#lost("reading back a staging buffer failed", cause);
         for (const rest of batch.slice(i)) rest.reject(error);
         return;
       }
