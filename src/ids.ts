@@ -28,6 +28,7 @@ export interface ProfilingToken {
 let nextGraphId = 1;
 let nextTokenId = 1;
 let nextMemoryId = 1;
+let nextStorageId = 1;
 
 /** Returns a fresh, process-unique graph id. */
 export function allocateGraphId(): GraphId {
@@ -44,16 +45,14 @@ export function allocateMemoryId(): number {
   return nextMemoryId++;
 }
 
+/** Returns a fresh, process-unique device buffer id (unique across storages). */
+export function allocateStorageId(): number {
+  return nextStorageId++;
+}
+
 /** Checks that `id` is a valid stream id, throwing a `RangeError` naming it otherwise. */
 export function checkStreamId(id: unknown, where: string): asserts id is StreamId {
   if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) {
     throw new RangeError(`${where}: stream id must be a non-negative safe integer, got ${String(id)}`);
   }
-}
-
-let nextStorageId = 1;
-
-/** Returns a fresh, process-unique device buffer id (unique across storages). */
-export function allocateStorageId(): number {
-  return nextStorageId++;
 }

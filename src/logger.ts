@@ -47,6 +47,10 @@ export const LOG_ENV_VAR = "DENOGPU_LOG";
 
 const encoder = new TextEncoder();
 
+function isOn(level: LogLevel | undefined): boolean {
+  return level !== undefined && level !== "disabled";
+}
+
 /** Levelled logger of one server. */
 export class ServerLogger {
   /** Compilation logging on. */
@@ -73,11 +77,11 @@ export class ServerLogger {
    * @param options Levels and sink; omitted levels are off.
    */
   constructor(options: LoggerOptions = {}) {
-    this.compilation = (options.compilation ?? "disabled") !== "disabled";
+    this.compilation = isOn(options.compilation);
     this.compilationFull = options.compilation === "full";
-    this.memory = (options.memory ?? "disabled") !== "disabled";
+    this.memory = isOn(options.memory);
     this.memoryFull = options.memory === "full";
-    this.launches = (options.launches ?? "disabled") !== "disabled";
+    this.launches = isOn(options.launches);
     this.launchesFull = options.launches === "full";
     this.profiling = options.profiling ?? "disabled";
     this.#sink = options.sink ?? "stderr";

@@ -11,6 +11,5 @@ export function alignDown(n: number, alignment: number): number {
 
 /** Bytes needed after `size` to reach the next multiple of `alignment`. */
 export function paddingFor(size: number, alignment: number): number {
-  const r = size % alignment;
-  return r === 0 ? 0 : alignment - r;
+  return alignUp(size, alignment) - size;
 }
