@@ -32,8 +32,7 @@ export class CaptureStateMachine {
    * @throws {GraphStateError} When already prepared or recording.
    */
   prepare(): void {
-    if (this.#state === "prepared") throw new GraphStateError("graphPrepare", "the stream is already prepared");
-    if (this.#state === "recording") throw new GraphStateError("graphPrepare", "the stream is already recording");
+    if (this.#state !== "none") throw new GraphStateError("graphPrepare", `the stream is already ${this.#state}`);
     this.#state = "prepared";
   }
 

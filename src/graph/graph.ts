@@ -19,11 +19,11 @@ import type { ManagedMemory, Page } from "../memory/managed_memory.ts";
 export interface RecordedDispatch {
   /** The compiled pipeline. */
   readonly entry: PipelineEntry;
-  /** Buffers, offsets and sizes of the storage bindings. */
+  /** Buffers of the storage bindings. */
   readonly buffers: readonly GPUBuffer[];
   /** Byte offsets of the bindings. */
   readonly offsets: readonly number[];
-  /** Byte sizes of the bindings (0 binds the rest of the buffer). */
+  /** Byte sizes of the bindings. */
   readonly sizes: readonly number[];
   /** Pages used, for ordering against other streams at replay. */
   readonly pages: readonly Page[];

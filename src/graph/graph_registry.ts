@@ -46,6 +46,19 @@ export class GraphRegistry {
   }
 
   /**
+   * Disarms a prepared or recording capture without building a graph: the
+   * recording's pins are dropped and the stream is usable as before.
+   *
+   * @param s The stream.
+   */
+  abort(s: Stream): void {
+    s.recorder?.pins.forEach((m) => m.unpin());
+    s.recorder = null;
+    s.memory.captureAbort();
+    s.capture.abort();
+  }
+
+  /**
    * Starts recording, after submitting the warm-up and draining its errors.
    * If the warm-up left errors, the capture is disarmed and they are raised;
    * the stream can be prepared again.
@@ -54,14 +67,11 @@ export class GraphRegistry {
    */
   async begin(s: Stream): Promise<void> {
     s.capture.checkBegin();
-    await s.awaitHeld();
-    s.submit();
-    await s.settle();
-    const errors = s.drainErrors();
-    if (errors.length > 0) {
-      s.memory.captureAbort();
-      s.capture.abort();
-      throw new ServerUnhealthyError(s.slot, errors);
+    try {
+      await s.flush();
+    } catch (e) {
+      this.abort(s);
+      throw e;
     }
     s.capture.begin();
     s.memory.capturePrimingEnd();

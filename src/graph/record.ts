@@ -11,7 +11,7 @@ import type { Page } from "../memory/managed_memory.ts";
 import type { BufferBinding } from "../server/types.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
 import type { Stream } from "../stream/stream.ts";
-import type { GraphRecorder } from "./graph.ts";
+import type { GraphRecorder, RecordedDispatch } from "./graph.ts";
 
 /** A launch as the stream received it. */
 export interface LaunchToRecord {
@@ -47,7 +47,7 @@ export function recordLaunch(stream: Stream, recorder: GraphRecorder, launch: La
   const cache = stream.bindGroups;
   const pages: Page[] = [];
   for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
-  let source: { buffer: GPUBuffer; offset: number; page: Page; copy: boolean } | null = null;
+  let source: RecordedDispatch["indirect"] = null;
   if (indirect !== null) {
     // Cross-stream counts are pinned for the graph's lifetime.
     const r = stream.resolveIndirect(indirect, n, name, recorder.pins);

@@ -6,18 +6,18 @@
  * @module
  */
 
-import { GraphStateError, ProfileError, ServerUnhealthyError } from "../errors.ts";
+import { ProfileError } from "../errors.ts";
 import type { ProfilingToken } from "../ids.ts";
 import type { ProfileDuration } from "../server/types.ts";
 import type { Stream } from "../stream/stream.ts";
+import type { DispatchTiming } from "./timestamp_profiler.ts";
 
-function refuseWhileRecording(s: Stream, what: string): void {
-  if (s.recorder !== null) {
-    throw new GraphStateError(
-      what,
-      "the stream is recording a graph; reads, syncs and profiles are refused until endCapture",
-    );
-  }
+/**
+ * Drains the stream before a profile boundary: device timing needs no device
+ * wait (its ticks come from timestamps), system timing waits for the device.
+ */
+function drainForProfile(s: Stream): Promise<void> {
+  return s.profiler !== null ? s.flush() : s.sync();
 }
 
 /**
@@ -27,28 +27,17 @@ function refuseWhileRecording(s: Stream, what: string): void {
  * @returns The token.
  */
 export async function startProfile(s: Stream): Promise<ProfilingToken> {
-  refuseWhileRecording(s, "startProfile");
-  if (s.profiler !== null) {
-    await s.awaitHeld();
-    s.submit();
-    await s.settle();
-    const errors = s.drainErrors();
-    if (errors.length > 0) {
-      throw new ProfileError("server", "startProfile: the stream had queued errors", {
-        cause: new ServerUnhealthyError(s.slot, errors),
-      });
-    }
-    s.endPass();
-    const token = s.profiler.start();
-    s.timestamping = true;
-    return token;
-  }
+  s.refuseWhileRecording("startProfile");
   try {
-    await s.sync();
+    await drainForProfile(s);
   } catch (cause) {
     throw new ProfileError("server", "startProfile: the stream had queued errors", { cause });
   }
-  return s.systemProfiler.start();
+  if (s.profiler === null) return s.systemProfiler.start();
+  s.endPass();
+  const token = s.profiler.start();
+  s.timestamping = true;
+  return token;
 }
 
 /**
@@ -62,32 +51,32 @@ export async function endProfile(s: Stream, token: ProfilingToken): Promise<Prof
   if (token === null || typeof token !== "object" || typeof token.id !== "number") {
     throw new ProfileError("not-registered", "endProfile: expected a token returned by startProfile");
   }
-  if (s.profiler !== null) {
-    await s.awaitHeld();
-    s.submit();
-    await s.settle();
-    s.drainErrors(); // marks open profiles as failed
-    let result: ReturnType<NonNullable<Stream["profiler"]>["end"]>;
-    try {
-      result = s.profiler.end(token);
-    } finally {
-      s.timestamping = s.profiler.active;
-    }
-    return {
-      method: "device",
-      ticks: result.ticks.then((d) =>
-        d.length === 0
-          ? { start: 0, end: 0 }
-          : { start: Math.min(...d.map((x) => x.start)), end: Math.max(...d.map((x) => x.end)) }
-      ),
-      dispatches: result.ticks,
-    };
-  }
   try {
-    await s.sync();
+    await drainForProfile(s);
   } catch {
     // drained errors mark the profile as failed; `end` reports them
   }
-  const ticks = s.systemProfiler.end(token);
-  return { method: "system", ticks: Promise.resolve(ticks), dispatches: Promise.resolve([]) };
+  if (s.profiler === null) {
+    const ticks = s.systemProfiler.end(token);
+    return { method: "system", ticks: Promise.resolve(ticks), dispatches: Promise.resolve([]) };
+  }
+  let dispatches: Promise<DispatchTiming[]>;
+  try {
+    ({ ticks: dispatches } = s.profiler.end(token));
+  } finally {
+    s.timestamping = s.profiler.active;
+  }
+  return { method: "device", ticks: dispatches.then(span), dispatches };
+}
+
+/** The interval from the first dispatch's start to the last one's end ({0, 0} without dispatches). */
+function span(dispatches: readonly DispatchTiming[]): { start: number; end: number } {
+  if (dispatches.length === 0) return { start: 0, end: 0 };
+  let start = Infinity;
+  let end = -Infinity;
+  for (const d of dispatches) {
+    if (d.start < start) start = d.start;
+    if (d.end > end) end = d.end;
+  }
+  return { start, end };
 }

@@ -7,13 +7,14 @@
  * @module
  */
 
-import { ProfileError, type ServerError } from "../errors.ts";
-import { allocateTokenId, type ProfilingToken, type StreamId } from "../ids.ts";
+import type { ServerError } from "../errors.ts";
+import type { ProfilingToken, StreamId } from "../ids.ts";
+import { OpenProfiles } from "./_open_profiles.ts";
 
 /** Host-clock profiles of one stream. */
 export class SystemProfiler {
-  #stream: StreamId;
-  #open = new Map<number, { start: number; error: ServerError[] | null }>();
+  /** Start of each open profile, in nanoseconds of the host clock. */
+  #open: OpenProfiles<number>;
 
   /**
    * Creates the profiler.
@@ -21,7 +22,7 @@ export class SystemProfiler {
    * @param stream The stream slot.
    */
   constructor(stream: StreamId) {
-    this.#stream = stream;
+    this.#open = new OpenProfiles(stream);
   }
 
   /**
@@ -30,9 +31,7 @@ export class SystemProfiler {
    * @returns The token.
    */
   start(): ProfilingToken {
-    const token = { id: allocateTokenId(), stream: this.#stream };
-    this.#open.set(token.id, { start: performance.now() * 1e6, error: null });
-    return token;
+    return this.#open.open(performance.now() * 1e6);
   }
 
   /**
@@ -43,21 +42,11 @@ export class SystemProfiler {
    * @throws {ProfileError} `not-registered` or `unknown` (errors drained while open).
    */
   end(token: ProfilingToken): { start: number; end: number } {
-    const open = this.#open.get(token.id);
-    if (open === undefined) {
-      throw new ProfileError("not-registered", `endProfile: token ${token.id} is unknown or was already ended`);
-    }
-    this.#open.delete(token.id);
-    if (open.error !== null) {
-      throw new ProfileError("unknown", `endProfile: errors were drained while profile ${token.id} was open`, {
-        cause: open.error[0],
-      });
-    }
-    return { start: open.start, end: performance.now() * 1e6 };
+    return { start: this.#open.close(token), end: performance.now() * 1e6 };
   }
 
   /** Marks every open profile as failed. */
   fail(errors: readonly ServerError[]): void {
-    for (const p of this.#open.values()) p.error = [...(p.error ?? []), ...errors];
+    this.#open.fail(errors);
   }
 }

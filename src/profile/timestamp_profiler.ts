@@ -15,8 +15,9 @@
  * @module
  */
 
-import { ProfileError, type ServerError } from "../errors.ts";
-import { allocateTokenId, type ProfilingToken, type StreamId } from "../ids.ts";
+import type { ServerError } from "../errors.ts";
+import type { ProfilingToken, StreamId } from "../ids.ts";
+import { OpenProfiles } from "./_open_profiles.ts";
 
 /** Device time of one dispatch. */
 export interface DispatchTiming {
@@ -42,11 +43,6 @@ interface Batch {
   submitted: boolean;
 }
 
-interface OpenProfile {
-  startSeq: number;
-  error: ServerError[] | null;
-}
-
 const QUERIES = 512;
 
 /** Timestamp profiler of one stream. */
@@ -54,7 +50,8 @@ export class TimestampProfiler {
   #device: GPUDevice;
   #label: string;
   #stream: StreamId;
-  #open = new Map<number, OpenProfile>();
+  /** First pass sequence number of each open profile. */
+  #open: OpenProfiles<number>;
   #always = false;
   #seq = 0;
   #querySet: GPUQuerySet | null = null;
@@ -80,6 +77,7 @@ export class TimestampProfiler {
     this.#device = device;
     this.#stream = stream;
     this.#label = label;
+    this.#open = new OpenProfiles(stream);
   }
 
   /** True while passes must be timestamped (a profile is open, or always-on logging). */
@@ -108,9 +106,7 @@ export class TimestampProfiler {
    * @returns The token.
    */
   start(): ProfilingToken {
-    const token = { id: allocateTokenId(), stream: this.#stream };
-    this.#open.set(token.id, { startSeq: this.#seq, error: null });
-    return token;
+    return this.#open.open(this.#seq);
   }
 
   /**
@@ -122,21 +118,7 @@ export class TimestampProfiler {
    * `unknown` when errors were drained while it was open.
    */
   end(token: ProfilingToken): { ticks: Promise<DispatchTiming[]> } {
-    const open = this.#open.get(token.id);
-    if (open === undefined) {
-      throw new ProfileError("not-registered", `endProfile: token ${token.id} is unknown or was already ended`);
-    }
-    this.#open.delete(token.id);
-    if (open.error !== null) {
-      throw new ProfileError(
-        "unknown",
-        `endProfile: errors were drained while profile ${token.id} was open:\n${
-          open.error.map((e) => `  [${e.name}] ${e.message}`).join("\n")
-        }`,
-        { cause: open.error[0] },
-      );
-    }
-    const from = open.startSeq;
+    const from = this.#open.close(token);
     const to = this.#seq;
     this.#ending.set(token.id, from);
     return {
@@ -156,7 +138,7 @@ export class TimestampProfiler {
 
   /** Marks every open profile as failed with the drained errors. */
   fail(errors: readonly ServerError[]): void {
-    for (const p of this.#open.values()) p.error = [...(p.error ?? []), ...errors];
+    this.#open.fail(errors);
   }
 
   /**
@@ -280,7 +262,7 @@ export class TimestampProfiler {
   #prune(): void {
     if (this.#always) return; // always-on logging drains timings with takeAll
     let min = this.#seq;
-    for (const p of this.#open.values()) min = Math.min(min, p.startSeq);
+    for (const from of this.#open.starts()) min = Math.min(min, from);
     for (const from of this.#ending.values()) min = Math.min(min, from);
     for (const seq of this.#timings.keys()) if (seq < min) this.#timings.delete(seq);
   }
@@ -288,6 +270,8 @@ export class TimestampProfiler {
   /** Destroys the profiler's GPU objects. */
   destroy(): void {
     this.#querySet?.destroy();
+    for (const q of this.#retired) q.destroy();
+    this.#retired = [];
     for (const b of this.#batches) {
       b.readback.destroy();
       b.resolve.destroy();

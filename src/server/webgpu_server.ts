@@ -258,7 +258,7 @@ export class WebGpuServer implements ComputeServer {
   read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array[]> {
     try {
       this.checkAlive();
-      this.#refuseWhileRecording(stream, "read");
+      this.stream(stream).refuseWhileRecording("read");
       if (!Array.isArray(descriptors)) throw new TypeError("read: descriptors must be an array of CopyDescriptor");
       const items = descriptors.map((d, i) => {
         const size = checkDescriptor(d, `read[${i}]`);
@@ -316,22 +316,13 @@ export class WebGpuServer implements ComputeServer {
 
   async sync(stream: StreamId): Promise<void> {
     this.checkAlive();
-    this.#refuseWhileRecording(stream, "sync");
+    this.stream(stream).refuseWhileRecording("sync");
     const s = this.stream(stream);
     await this.#ctx.guard(s.sync());
     const logger = this.#ctx.logger;
     if (s.profiler !== null && logger.profiling !== "disabled" && logger.profiling !== "minimal") {
       await s.profiler.collect();
       for (const t of s.profiler.takeAll()) logger.registerProfiled(t.name, t.end - t.start);
-    }
-  }
-
-  #refuseWhileRecording(stream: StreamId, what: string): void {
-    if (this.stream(stream).recorder !== null) {
-      throw new GraphStateError(
-        what,
-        "the stream is recording a graph; reads, syncs and profiles are refused until endCapture",
-      );
     }
   }
 
@@ -506,11 +497,7 @@ export class WebGpuServer implements ComputeServer {
    * @param stream The stream.
    */
   graphAbort(stream: StreamId): void {
-    const s = this.stream(stream);
-    s.recorder?.pins.forEach((m) => m.unpin());
-    s.recorder = null;
-    s.memory.captureAbort();
-    s.capture.abort();
+    this.#graphs.abort(this.stream(stream));
   }
 
   async beginCapture(stream: StreamId): Promise<void> {

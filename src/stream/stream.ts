@@ -19,7 +19,7 @@
  */
 
 import { alignUp } from "../_util/align.ts";
-import { IoError, LaunchError, type ServerError, ServerUnhealthyError } from "../errors.ts";
+import { GraphStateError, IoError, LaunchError, type ServerError, ServerUnhealthyError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page, Slice } from "../memory/managed_memory.ts";
 import type { MemoryManager } from "../memory/memory_manager.ts";
@@ -170,6 +170,22 @@ export class Stream implements QueueHost {
       d = this.profiler.passDescriptor(label)!;
     }
     return d;
+  }
+
+  /**
+   * Throws when the stream is recording a graph (reads, syncs and profiles
+   * cannot be recorded).
+   *
+   * @param what The refused call, for the error.
+   * @throws {GraphStateError} While recording.
+   */
+  refuseWhileRecording(what: string): void {
+    if (this.recorder !== null) {
+      throw new GraphStateError(
+        what,
+        "the stream is recording a graph; reads, syncs and profiles are refused until endCapture",
+      );
+    }
   }
 
   /** Errors queued and not yet drained. */
