@@ -6,6 +6,7 @@
  * @module
  */
 
+import { slotOf } from "../_util/slot.ts";
 import {
   DeviceLostError,
   DeviceValidationError,
@@ -202,8 +203,7 @@ export class WebGpuServer implements ComputeServer {
    * @returns The stream.
    */
   stream(id: StreamId): Stream {
-    const max = this.#ctx.settings.maxStreams;
-    const slot = id < max ? id : id % max;
+    const slot = slotOf(id, this.#ctx.settings.maxStreams);
     const s = this.#streams[slot];
     if (s !== undefined) return s;
     checkStreamId(id, "stream");

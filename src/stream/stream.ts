@@ -19,6 +19,7 @@
  */
 
 import { alignUp } from "../_util/align.ts";
+import { slotOf } from "../_util/slot.ts";
 import { GraphStateError, IoError, LaunchError, type ServerError, ServerUnhealthyError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page, Slice } from "../memory/managed_memory.ts";
@@ -303,8 +304,7 @@ export class Stream implements QueueHost {
       }
       const page = slice.page;
       if (page.useStream !== this || page.useEpoch !== this.epoch) this.usePage(page);
-      const owner = b.stream < maxStreams ? b.stream : b.stream % maxStreams;
-      if (owner !== this.slot) {
+      if (slotOf(b.stream, maxStreams) !== this.slot) {
         desc.pin();
         pins.push(desc);
         cross++;
@@ -672,7 +672,7 @@ export class Stream implements QueueHost {
       return null;
     }
     const maxStreams = this.#ctx.settings.maxStreams;
-    if ((binding.stream < maxStreams ? binding.stream : binding.stream % maxStreams) !== this.slot) {
+    if (slotOf(binding.stream, maxStreams) !== this.slot) {
       binding.memory.pin(); // another stream's memory: kept until the work that reads it is done
       pins.push(binding.memory);
     }
