@@ -6,7 +6,8 @@
  */
 
 import { alignUp } from "../_util/align.ts";
-import { type ManagedMemory, Page, poolOwned, Slice } from "./managed_memory.ts";
+import { pageIsFree, PoolPages } from "./_pool_pages.ts";
+import type { ManagedMemory } from "./managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "./memory_usage.ts";
 import type { ComputeStorage } from "./storage.ts";
@@ -19,14 +20,8 @@ export interface DirectPoolOptions {
 
 /** Accepts every size; reuses a free buffer only of exactly the same effective size. */
 export class DirectPool implements MemoryPool {
-  #storage: ComputeStorage;
-  #align: number;
+  #pages: PoolPages;
   #reclaimAt: number | undefined;
-  #slices: Slice[] = [];
-  #peak = 0;
-  #largest = 0;
-  #label: string;
-  #pageNo = 0;
 
   /**
    * Creates the instance.
@@ -36,10 +31,8 @@ export class DirectPool implements MemoryPool {
    * @param label Prefix of the GPU labels of its buffers.
    */
   constructor(storage: ComputeStorage, options: DirectPoolOptions, label: string) {
-    this.#storage = storage;
-    this.#align = storage.alignment;
+    this.#pages = new PoolPages(storage, label, "buffer");
     this.#reclaimAt = options.reclaimAt;
-    this.#label = label;
   }
 
   get shape(): PoolShape {
@@ -47,7 +40,7 @@ export class DirectPool implements MemoryPool {
   }
 
   get pageCount(): number {
-    return this.#slices.length;
+    return this.#pages.count;
   }
 
   accept(_size: number): boolean {
@@ -55,80 +48,41 @@ export class DirectPool implements MemoryPool {
   }
 
   tryReserve(size: number): ManagedMemory | null {
-    const eff = alignUp(size, this.#align);
-    for (const s of this.#slices) {
-      if (!s.isFree() || s.effectiveSize !== eff) continue;
-      s.size = size;
-      s.padding = eff - size;
-      if (size > this.#largest) this.#largest = size;
-      return s.assignFresh();
+    const eff = alignUp(size, this.#pages.alignment);
+    for (const page of this.#pages.list) {
+      const s = page.slices[0]!;
+      if (s.isFree() && s.effectiveSize === eff) return this.#pages.assign(s, size, eff - size);
     }
     return null;
   }
 
   alloc(size: number, lazy: boolean): ManagedMemory {
-    const eff = alignUp(size, this.#align);
-    if (this.#reclaimAt !== undefined) {
-      let reserved = this.#reserved();
-      for (let i = 0; i < this.#slices.length && reserved + eff > this.#reclaimAt;) {
-        const s = this.#slices[i]!;
-        if (s.isFree()) {
-          reserved -= s.page.storage.size;
-          this.#storage.dealloc(s.page.storage);
-          this.#slices.splice(i, 1);
-        } else {
-          i++;
-        }
-      }
-    }
-    const handle = this.#storage.alloc(
-      eff,
-      `${this.#label} buffer ${this.#pageNo++} (${eff} B)`,
-      lazy,
-    );
-    const page = new Page(handle);
-    const slice = new Slice(page, 0, size, eff - size, poolOwned());
-    page.slices.push(slice);
-    this.#slices.push(slice);
-    if (this.#slices.length > this.#peak) this.#peak = this.#slices.length;
-    if (size > this.#largest) this.#largest = size;
-    return slice.assignFresh();
+    const eff = alignUp(size, this.#pages.alignment);
+    this.#reclaim(eff);
+    const page = this.#pages.add(eff, lazy);
+    return this.#pages.assign(page.slices[0]!, size, eff - size);
   }
 
-  #reserved(): number {
-    let n = 0;
-    for (const s of this.#slices) n += s.page.storage.size;
-    return n;
+  /** Frees free buffers, oldest first, until `bytes` more fit under the watermark (or none is left). */
+  #reclaim(bytes: number): void {
+    if (this.#reclaimAt === undefined) return;
+    let excess = this.#pages.reservedBytes() + bytes - this.#reclaimAt;
+    this.#pages.freeWhere((page) => {
+      if (excess <= 0 || !pageIsFree(page)) return false;
+      excess -= page.storage.size;
+      return true;
+    });
   }
 
   usage(): MemoryUsage {
-    const u = { numberAllocs: 0, bytesInUse: 0, bytesPadding: 0, bytesReserved: this.#reserved() };
-    for (const s of this.#slices) {
-      if (s.isFree()) continue;
-      u.numberAllocs++;
-      u.bytesInUse += s.size;
-      u.bytesPadding += s.padding;
-    }
-    return u;
+    return this.#pages.usage();
   }
 
   report(): MemoryPoolReport {
-    return {
-      kind: this.shape,
-      usage: this.usage(),
-      pages: this.#slices.length,
-      pagesPeak: this.#peak,
-      pagesUnmapped: this.#slices.filter((s) => s.page.lazy).length,
-      largestAlloc: this.#largest,
-    };
+    return this.#pages.report(this.shape);
   }
 
   cleanup(_reservations: number, explicit: boolean): void {
-    if (!explicit) return;
-    this.#slices = this.#slices.filter((s) => {
-      if (!s.isFree()) return true;
-      this.#storage.dealloc(s.page.storage);
-      return false;
-    });
+    if (explicit) this.#pages.freeWhere(pageIsFree);
   }
 }

@@ -8,7 +8,8 @@
 
 import { alignUp, paddingFor } from "../_util/align.ts";
 import { IoError } from "../errors.ts";
-import { type ManagedMemory, Page, poolOwned, Slice } from "./managed_memory.ts";
+import { pageIsFree, PoolPages } from "./_pool_pages.ts";
+import type { ManagedMemory, Page } from "./managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "./memory_usage.ts";
 import type { ComputeStorage } from "./storage.ts";
@@ -21,23 +22,19 @@ export interface ExclusivePoolOptions {
   deallocPeriod?: number;
 }
 
-interface ExclusivePage {
-  page: Page;
-  freeCount: number;
-}
+/** `freeCount` of a new page: its first idle sweep frees it unless it was reused. */
+const FRESH_FREE_COUNT = 4;
+/** An idle sweep frees a free page whose `freeCount` reaches this. */
+const FREE_AT = 5;
 
 /** One `GPUBuffer` per allocation, reused by size. */
 export class ExclusivePool implements MemoryPool {
-  #storage: ComputeStorage;
-  #align: number;
+  #pages: PoolPages;
   #max: number;
   #period: number | undefined;
   #avg: number;
-  #pages: ExclusivePage[] = [];
-  #peak = 0;
-  #largest = 0;
-  #label: string;
-  #pageNo = 0;
+  /** CubeCL's per-page `free_count`; weak, so a freed page's entry goes with it. */
+  #freeCount = new WeakMap<Page, number>();
 
   /**
    * Creates the instance.
@@ -47,12 +44,10 @@ export class ExclusivePool implements MemoryPool {
    * @param label Prefix of the GPU labels of its pages.
    */
   constructor(storage: ComputeStorage, options: ExclusivePoolOptions, label: string) {
-    this.#storage = storage;
-    this.#align = storage.alignment;
+    this.#pages = new PoolPages(storage, label, "page");
     this.#max = options.maxAllocSize;
     this.#period = options.deallocPeriod;
     this.#avg = options.maxAllocSize / 2;
-    this.#label = label;
   }
 
   get shape(): PoolShape {
@@ -64,7 +59,7 @@ export class ExclusivePool implements MemoryPool {
   }
 
   get pageCount(): number {
-    return this.#pages.length;
+    return this.#pages.count;
   }
 
   accept(size: number): boolean {
@@ -73,81 +68,55 @@ export class ExclusivePool implements MemoryPool {
 
   tryReserve(size: number): ManagedMemory | null {
     this.#avg = this.#avg * 0.99 + size * 0.01;
-    let best: ExclusivePage | null = null;
-    for (const p of this.#pages) {
-      if (!p.page.slices[0]!.isFree() || p.page.storage.size < size) continue;
-      if (best === null || p.freeCount < best.freeCount) best = p;
+    let best: Page | null = null;
+    let bestCount = Infinity;
+    for (const page of this.#pages.list) {
+      if (!pageIsFree(page) || page.storage.size < size) continue;
+      const count = this.#freeCount.get(page)!;
+      if (count >= bestCount) continue;
+      best = page;
+      bestCount = count;
     }
     if (best === null) return null;
-    best.freeCount = Math.max(0, best.freeCount - 1);
-    const slice = best.page.slices[0]!;
-    slice.size = size;
-    slice.padding = paddingFor(size, this.#align);
-    if (size > this.#largest) this.#largest = size;
-    return slice.assignFresh();
+    this.#freeCount.set(best, Math.max(0, bestCount - 1));
+    return this.#pages.assign(best.slices[0]!, size, paddingFor(size, this.#pages.alignment));
   }
 
   alloc(size: number, _lazy: boolean): ManagedMemory {
     if (size > this.#max) {
       throw new IoError(
         "buffer-too-big",
-        `${this.#label}: ${size} B is above this pool's largest allocation (${this.#max} B)`,
+        `${this.#pages.label}: ${size} B is above this pool's largest allocation (${this.#max} B)`,
         { size },
       );
     }
-    const bytes = alignUp(Math.ceil(Math.max(this.#avg, size)), this.#align);
-    const handle = this.#storage.alloc(bytes, `${this.#label} page ${this.#pageNo++} (${bytes} B)`);
-    const page = new Page(handle);
-    const slice = new Slice(page, 0, size, paddingFor(size, this.#align), poolOwned());
-    page.slices.push(slice);
-    this.#pages.push({ page, freeCount: 4 });
-    if (this.#pages.length > this.#peak) this.#peak = this.#pages.length;
-    if (size > this.#largest) this.#largest = size;
-    return slice.assignFresh();
+    const align = this.#pages.alignment;
+    // Exclusive pages are always eager, even under a dry run (CubeCL does the same).
+    const page = this.#pages.add(alignUp(Math.ceil(Math.max(this.#avg, size)), align), false);
+    this.#freeCount.set(page, FRESH_FREE_COUNT);
+    return this.#pages.assign(page.slices[0]!, size, paddingFor(size, align));
   }
 
   usage(): MemoryUsage {
-    const u = { numberAllocs: 0, bytesInUse: 0, bytesPadding: 0, bytesReserved: 0 };
-    for (const { page } of this.#pages) {
-      u.bytesReserved += page.storage.size;
-      const s = page.slices[0]!;
-      if (s.isFree()) continue;
-      u.numberAllocs++;
-      u.bytesInUse += s.size;
-      u.bytesPadding += s.padding;
-    }
-    return u;
+    return this.#pages.usage();
   }
 
   report(): MemoryPoolReport {
-    return {
-      kind: this.shape,
-      usage: this.usage(),
-      pages: this.#pages.length,
-      pagesPeak: this.#peak,
-      pagesUnmapped: 0,
-      largestAlloc: this.#largest,
-    };
+    return this.#pages.report(this.shape);
   }
 
   cleanup(reservations: number, explicit: boolean): void {
     if (explicit) {
-      this.#pages = this.#pages.filter((p) => !this.#freeIf(p, true));
+      this.#pages.freeWhere(pageIsFree);
       return;
     }
     if (this.#period === undefined) return;
-    const every = Math.max(1, Math.floor(this.#period / 5));
-    if (reservations % every !== 0) return;
-    this.#pages = this.#pages.filter((p) => {
-      if (!p.page.slices[0]!.isFree()) return true;
-      p.freeCount++;
-      return !this.#freeIf(p, p.freeCount >= 5);
+    if (reservations % Math.max(1, Math.floor(this.#period / 5)) !== 0) return;
+    this.#pages.freeWhere((page) => {
+      if (!pageIsFree(page)) return false;
+      const count = this.#freeCount.get(page)! + 1;
+      this.#freeCount.set(page, count);
+      return count >= FREE_AT;
     });
-  }
-
-  #freeIf(p: ExclusivePage, condition: boolean): boolean {
-    if (!condition || !p.page.slices[0]!.isFree()) return false;
-    this.#storage.dealloc(p.page.storage);
-    return true;
   }
 }

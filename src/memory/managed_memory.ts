@@ -134,7 +134,7 @@ export class Slice {
 
   /** True when no user handle and no binding refers to the slice. */
   isFree(): boolean {
-    return this.owner.refs <= 1;
+    return this.owner.isFree();
   }
 
   /**

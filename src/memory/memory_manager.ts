@@ -140,15 +140,12 @@ export class MemoryManager {
       try {
         return pool.alloc(size, lazy);
       } catch (e) {
-        if (e instanceof IoError && e.kind === "pool-capacity-exceeded") {
-          if (!this.#warned.has(pool)) {
-            this.#warned.add(pool);
-            this.#log?.(`${e.message}; spilling to the next pool`);
-          }
-          capacityError ??= e;
-          continue;
+        if (!(e instanceof IoError && e.kind === "pool-capacity-exceeded")) throw capacityError ?? e;
+        if (!this.#warned.has(pool)) {
+          this.#warned.add(pool);
+          this.#log?.(`${e.message}; spilling to the next pool`);
         }
-        throw capacityError ?? e;
+        capacityError ??= e;
       }
     }
     throw capacityError ?? new IoError(
@@ -240,12 +237,9 @@ export class MemoryManager {
    */
   setMode(mode: MemoryAllocationMode): void {
     if (this.#policy === "disabled" || this.#policy === "enforced") return;
-    if (this.#capture !== null) {
-      const c = this.#capture;
-      c.restoreDepth = mode === "persistent" ? c.restoreDepth + 1 : Math.max(0, c.restoreDepth - 1);
-      return;
-    }
-    this.#depth = mode === "persistent" ? this.#depth + 1 : Math.max(0, this.#depth - 1);
+    const next = (depth: number) => mode === "persistent" ? depth + 1 : Math.max(0, depth - 1);
+    if (this.#capture !== null) this.#capture.restoreDepth = next(this.#capture.restoreDepth);
+    else this.#depth = next(this.#depth);
   }
 
   /** Usage of the dynamic pools and the persistent pool together. */
@@ -283,13 +277,7 @@ export class MemoryManager {
    */
   installPools(pools: PoolConfig[]): void {
     this.cleanup(true);
-    let inUse = 0;
-    let live = 0;
-    for (const p of this.#pools) {
-      const u = p.usage();
-      inUse += u.bytesInUse;
-      live += u.numberAllocs;
-    }
+    const { numberAllocs: live, bytesInUse: inUse } = combineUsage(...this.#pools.map((p) => p.usage()));
     if (live > 0) {
       // Zero-byte allocations count too: their pages would be orphaned.
       throw new InstallMemoryPoolsError(
@@ -323,11 +311,8 @@ export class MemoryManager {
    * @returns Descriptors, each with one extra reference the caller must drop.
    */
   captureEnd(): ManagedMemory[] {
-    const c = this.#capture;
+    const c = this.#disarm();
     if (c === null) return [];
-    this.capturePrimingEnd();
-    this.#capture = null;
-    this.#depth = c.restoreDepth;
     const retained: ManagedMemory[] = [];
     for (const s of c.touched) {
       s.owner.retain();
@@ -338,10 +323,16 @@ export class MemoryManager {
 
   /** Disarms a capture without retaining anything. */
   captureAbort(): void {
-    this.capturePrimingEnd();
+    this.#disarm();
+  }
+
+  /** Ends priming, drops the capture and restores the window depth; returns the capture it ended, if any. */
+  #disarm(): CaptureMemory | null {
     const c = this.#capture;
-    if (c === null) return;
+    if (c === null) return null;
+    this.capturePrimingEnd();
     this.#capture = null;
     this.#depth = c.restoreDepth;
+    return c;
   }
 }

@@ -7,21 +7,17 @@
  */
 
 import { alignUp } from "../_util/align.ts";
-import { type ManagedMemory, Page, poolOwned, Slice } from "./managed_memory.ts";
+import { pageIsFree, PoolPages } from "./_pool_pages.ts";
+import type { ManagedMemory, Slice } from "./managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "./memory_usage.ts";
 import type { ComputeStorage } from "./storage.ts";
 
 /** Exact effective-size reuse; never rebuilt by `installMemoryPools`. */
 export class PersistentPool implements MemoryPool {
-  #storage: ComputeStorage;
-  #align: number;
+  #pages: PoolPages;
+  /** Index of the pages' slices by effective size, each list in creation order. */
   #bySize = new Map<number, Slice[]>();
-  #count = 0;
-  #peak = 0;
-  #largest = 0;
-  #label: string;
-  #pageNo = 0;
 
   /**
    * Creates the instance.
@@ -30,9 +26,7 @@ export class PersistentPool implements MemoryPool {
    * @param label Prefix of the GPU labels of its buffers.
    */
   constructor(storage: ComputeStorage, label: string) {
-    this.#storage = storage;
-    this.#align = storage.alignment;
-    this.#label = label;
+    this.#pages = new PoolPages(storage, label, "buffer");
   }
 
   get shape(): PoolShape {
@@ -40,7 +34,7 @@ export class PersistentPool implements MemoryPool {
   }
 
   get pageCount(): number {
-    return this.#count;
+    return this.#pages.count;
   }
 
   accept(_size: number): boolean {
@@ -49,80 +43,41 @@ export class PersistentPool implements MemoryPool {
 
   /** True when a slice of this exact effective size exists (free or not). */
   hasSize(size: number): boolean {
-    return this.#bySize.has(alignUp(size, this.#align));
+    return this.#bySize.has(alignUp(size, this.#pages.alignment));
   }
 
   tryReserve(size: number): ManagedMemory | null {
-    const eff = alignUp(size, this.#align);
-    const list = this.#bySize.get(eff);
-    if (list === undefined) return null;
-    for (const s of list) {
-      if (!s.isFree()) continue;
-      s.size = size;
-      s.padding = eff - size;
-      if (size > this.#largest) this.#largest = size;
-      return s.assignFresh();
-    }
-    return null;
+    const eff = alignUp(size, this.#pages.alignment);
+    const slice = this.#bySize.get(eff)?.find((s) => s.isFree());
+    return slice === undefined ? null : this.#pages.assign(slice, size, eff - size);
   }
 
   alloc(size: number, lazy: boolean): ManagedMemory {
-    const eff = alignUp(size, this.#align);
-    const handle = this.#storage.alloc(
-      eff,
-      `${this.#label} buffer ${this.#pageNo++} (${eff} B)`,
-      lazy,
-    );
-    const page = new Page(handle);
-    const slice = new Slice(page, 0, size, eff - size, poolOwned());
-    page.slices.push(slice);
-    let list = this.#bySize.get(eff);
-    if (list === undefined) this.#bySize.set(eff, list = []);
-    list.push(slice);
-    this.#count++;
-    if (this.#count > this.#peak) this.#peak = this.#count;
-    if (size > this.#largest) this.#largest = size;
-    return slice.assignFresh();
+    const eff = alignUp(size, this.#pages.alignment);
+    const slice = this.#pages.add(eff, lazy).slices[0]!;
+    this.#index(slice);
+    return this.#pages.assign(slice, size, eff - size);
+  }
+
+  #index(slice: Slice): void {
+    const eff = slice.effectiveSize;
+    const list = this.#bySize.get(eff);
+    if (list === undefined) this.#bySize.set(eff, [slice]);
+    else list.push(slice);
   }
 
   usage(): MemoryUsage {
-    const u = { numberAllocs: 0, bytesInUse: 0, bytesPadding: 0, bytesReserved: 0 };
-    for (const list of this.#bySize.values()) {
-      for (const s of list) {
-        u.bytesReserved += s.page.storage.size;
-        if (s.isFree()) continue;
-        u.numberAllocs++;
-        u.bytesInUse += s.size;
-        u.bytesPadding += s.padding;
-      }
-    }
-    return u;
+    return this.#pages.usage();
   }
 
   report(): MemoryPoolReport {
-    let unmapped = 0;
-    for (const list of this.#bySize.values()) for (const s of list) if (s.page.lazy) unmapped++;
-    return {
-      kind: this.shape,
-      usage: this.usage(),
-      pages: this.#count,
-      pagesPeak: this.#peak,
-      pagesUnmapped: unmapped,
-      largestAlloc: this.#largest,
-    };
+    return this.#pages.report(this.shape);
   }
 
   cleanup(_reservations: number, explicit: boolean): void {
     if (!explicit) return;
-    for (const [eff, list] of this.#bySize) {
-      const kept = list.filter((s) => {
-        if (!s.isFree()) return true;
-        this.#storage.dealloc(s.page.storage);
-        this.#count--;
-        return false;
-      });
-      if (kept.length === 0) this.#bySize.delete(eff);
-      else this.#bySize.set(eff, kept);
-    }
+    this.#pages.freeWhere(pageIsFree);
+    this.#bySize.clear();
+    for (const page of this.#pages.list) this.#index(page.slices[0]!);
   }
 }

@@ -7,7 +7,8 @@
 
 import { alignDown, paddingFor } from "../_util/align.ts";
 import { IoError } from "../errors.ts";
-import { type ManagedMemory, Page, poolOwned, Slice } from "./managed_memory.ts";
+import { PoolPages } from "./_pool_pages.ts";
+import { type ManagedMemory, type Page, poolOwned, Slice } from "./managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "./memory_usage.ts";
 import type { ComputeStorage } from "./storage.ts";
@@ -26,17 +27,11 @@ const MAX_PAGES = 65535;
 
 /** Many allocations per `GPUBuffer`, first fit, coalescing. */
 export class SlicedPool implements MemoryPool {
-  #storage: ComputeStorage;
-  #align: number;
+  #pages: PoolPages;
   #pageSize: number;
   #maxSlice: number;
   #maxPages: number;
   #cap: number | undefined;
-  #pages: Page[] = [];
-  #peak = 0;
-  #largest = 0;
-  #label: string;
-  #pageNo = 0;
 
   /**
    * Creates the instance.
@@ -46,13 +41,11 @@ export class SlicedPool implements MemoryPool {
    * @param label Prefix of the GPU labels of its pages.
    */
   constructor(storage: ComputeStorage, options: SlicedPoolOptions, label: string) {
-    this.#storage = storage;
-    this.#align = storage.alignment;
-    this.#label = label;
+    this.#pages = new PoolPages(storage, label, "page");
     this.#cap = options.maxPoolSize;
     let page = options.pageSize;
     if (this.#cap !== undefined && this.#cap < page) {
-      page = Math.max(this.#align, alignDown(this.#cap, this.#align));
+      page = Math.max(storage.alignment, alignDown(this.#cap, storage.alignment));
     }
     this.#pageSize = page;
     this.#maxSlice = Math.min(options.maxSliceSize, page);
@@ -69,7 +62,7 @@ export class SlicedPool implements MemoryPool {
   }
 
   get pageCount(): number {
-    return this.#pages.length;
+    return this.#pages.count;
   }
 
   accept(size: number): boolean {
@@ -80,7 +73,7 @@ export class SlicedPool implements MemoryPool {
   }
 
   tryReserve(size: number): ManagedMemory | null {
-    for (const page of this.#pages) {
+    for (const page of this.#pages.list) {
       const desc = this.#reserveIn(page, size);
       if (desc !== null) return desc;
     }
@@ -88,95 +81,54 @@ export class SlicedPool implements MemoryPool {
   }
 
   alloc(size: number, lazy: boolean): ManagedMemory {
-    if (this.#pages.length >= this.#maxPages) {
+    if (this.#pages.count >= this.#maxPages) {
+      const capacity = this.#maxPages * this.#pageSize;
+      const inUse = this.#pages.usage().bytesInUse;
       throw new IoError(
         "pool-capacity-exceeded",
-        `${this.#label}: cannot reserve ${size} B, the pool is capped at ${
-          this.#maxPages * this.#pageSize
-        } B (${this.#maxPages} pages of ${this.#pageSize} B) and ${this.#inUse()} B are in use`,
-        { size, capacity: this.#maxPages * this.#pageSize, inUse: this.#inUse() },
+        `${this.#pages.label}: cannot reserve ${size} B, the pool is capped at ${capacity} B (${this.#maxPages} pages of ${this.#pageSize} B) and ${inUse} B are in use`,
+        { size, capacity, inUse },
       );
     }
-    const handle = this.#storage.alloc(
-      this.#pageSize,
-      `${this.#label} page ${this.#pageNo++} (${this.#pageSize} B)`,
-      lazy,
-    );
-    const page = new Page(handle);
-    page.slices.push(new Slice(page, 0, this.#pageSize, 0, poolOwned()));
-    this.#pages.push(page);
-    if (this.#pages.length > this.#peak) this.#peak = this.#pages.length;
+    const page = this.#pages.add(this.#pageSize, lazy);
     const desc = this.#reserveIn(page, size);
-    if (desc === null) throw new Error(`${this.#label}: a fresh page could not hold ${size} B`);
+    if (desc === null) throw new Error(`${this.#pages.label}: a fresh page could not hold ${size} B`);
     return desc;
   }
 
+  /** Coalesces `page`, then carves `size` bytes from its first free slice that fits. */
   #reserveIn(page: Page, size: number): ManagedMemory | null {
-    const padding = paddingFor(size, this.#align);
+    const padding = paddingFor(size, this.#pages.alignment);
     const need = size + padding;
     coalesce(page);
     const slices = page.slices;
-    for (let i = 0; i < slices.length; i++) {
-      const s = slices[i]!;
-      if (!s.isFree()) continue;
-      const extent = s.effectiveSize;
-      if (extent < need) continue;
-      if (extent > need) {
-        slices.splice(i + 1, 0, new Slice(page, s.offset + need, extent - need, 0, poolOwned()));
-      }
-      s.size = size;
-      s.padding = padding;
-      if (size > this.#largest) this.#largest = size;
-      return s.assignFresh();
+    const i = slices.findIndex((s) => s.isFree() && s.effectiveSize >= need);
+    if (i < 0) return null;
+    const s = slices[i]!;
+    const extent = s.effectiveSize;
+    if (extent > need) {
+      slices.splice(i + 1, 0, new Slice(page, s.offset + need, extent - need, 0, poolOwned()));
     }
-    return null;
-  }
-
-  #inUse(): number {
-    let n = 0;
-    for (const p of this.#pages) for (const s of p.slices) if (!s.isFree()) n += s.size;
-    return n;
+    return this.#pages.assign(s, size, padding);
   }
 
   usage(): MemoryUsage {
-    const u = { numberAllocs: 0, bytesInUse: 0, bytesPadding: 0, bytesReserved: 0 };
-    for (const p of this.#pages) {
-      u.bytesReserved += p.storage.size;
-      for (const s of p.slices) {
-        if (s.isFree()) continue;
-        u.numberAllocs++;
-        u.bytesInUse += s.size;
-        u.bytesPadding += s.padding;
-      }
-    }
-    return u;
+    return this.#pages.usage();
   }
 
   report(): MemoryPoolReport {
-    return {
-      kind: this.shape,
-      usage: this.usage(),
-      pages: this.#pages.length,
-      pagesPeak: this.#peak,
-      pagesUnmapped: this.#pages.filter((p) => p.lazy).length,
-      largestAlloc: this.#largest,
-    };
+    return this.#pages.report(this.shape);
   }
 
   cleanup(_reservations: number, explicit: boolean): void {
     if (!explicit) return;
-    const kept: Page[] = [];
-    for (const page of this.#pages) {
+    this.#pages.freeWhere((page) => {
       coalesce(page);
-      if (page.slices.length === 1 && page.slices[0]!.isFree()) {
-        const last = page.slices[0]!;
-        if (last.owner.slice === last) last.owner.slice = null;
-        this.#storage.dealloc(page.storage);
-      } else {
-        kept.push(page);
-      }
-    }
-    this.#pages = kept;
+      const only = page.slices[0]!;
+      if (page.slices.length !== 1 || !only.isFree()) return false;
+      detach(only);
+      return true;
+    });
   }
 }
 
@@ -190,10 +142,15 @@ function coalesce(page: Page): void {
     if (a.isFree() && b.isFree()) {
       a.size = a.effectiveSize + b.effectiveSize;
       a.padding = 0;
-      if (b.owner.slice === b) b.owner.slice = null;
+      detach(b);
       slices.splice(i + 1, 1);
     } else {
       i++;
     }
   }
+}
+
+/** Unlinks a slice that is going away from its descriptor, so a stale handle no longer reaches it. */
+function detach(slice: Slice): void {
+  if (slice.owner.slice === slice) slice.owner.slice = null;
 }

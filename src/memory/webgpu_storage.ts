@@ -129,24 +129,22 @@ export class WebGpuStorage implements ComputeStorage {
     if (this.#pending.length === 0 || !this.#o.isIdle()) return;
     // `writeBuffer`s still waiting for a submit may target these buffers: flush them to the queue first.
     this.#o.device.queue.submit([]);
-    for (const h of this.#pending) {
-      if (h.resource !== null) {
-        h.resource.destroy();
-        h.resource = null;
-        this.#live--;
-        this.#o.onDestroy?.(h.id);
-      }
-    }
+    for (const h of this.#pending) if (this.#destroy(h)) this.#o.onDestroy?.(h.id);
     this.#pending.length = 0;
   }
 
   /** Destroys every buffer still queued, regardless of pending work (device teardown). */
   destroyAll(): void {
-    for (const h of this.#pending) {
-      h.resource?.destroy();
-      if (h.resource) this.#live--;
-      h.resource = null;
-    }
+    for (const h of this.#pending) this.#destroy(h);
     this.#pending.length = 0;
+  }
+
+  /** Destroys a handle's buffer; false when it had none (lazy, or already destroyed). */
+  #destroy(h: StorageHandle): boolean {
+    if (h.resource === null) return false;
+    h.resource.destroy();
+    h.resource = null;
+    this.#live--;
+    return true;
   }
 }
