@@ -18,6 +18,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
+import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
 
 const client = await createClient({ tasksMax: 4096 });
 const device = client.server.device;
@@ -36,22 +37,8 @@ const WGSL_COPY = `
 const mix = defineKernel({ name: "mix", wgsl: WGSL_MIX });
 const copy = defineKernel({ name: "copy", wgsl: WGSL_COPY });
 
-const layout = device.createBindGroupLayout({
-  entries: [0, 1].map((binding) => ({
-    binding,
-    visibility: GPUShaderStage.COMPUTE,
-    buffer: { type: "storage" as const },
-  })),
-});
-const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [layout] });
-const rawMix = device.createComputePipeline({
-  layout: pipelineLayout,
-  compute: { module: device.createShaderModule({ code: WGSL_MIX }), entryPoint: "main" },
-});
-const rawCopy = device.createComputePipeline({
-  layout: pipelineLayout,
-  compute: { module: device.createShaderModule({ code: WGSL_COPY }), entryPoint: "main" },
-});
+const layout = storageLayout(device, 2);
+const [rawMix, rawCopy] = rawPipelines(device, layout, [WGSL_MIX, WGSL_COPY]);
 
 const LENGTHS = [1, 10, 100, 1000];
 const SIZES = [{ name: "1 workgroup", groups: 1 }, { name: "256 workgroups", groups: 256 }];
@@ -63,10 +50,7 @@ for (const size of SIZES) {
   const b = client.create(new Float32Array(n).fill(2));
   const rawA = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE });
   const rawB = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE });
-  const rawBg = device.createBindGroup({
-    layout,
-    entries: [{ binding: 0, resource: { buffer: rawA } }, { binding: 1, resource: { buffer: rawB } }],
-  });
+  const rawBg = bindBuffers(device, layout, [rawA, rawB]);
   const count = [size.groups];
   const ab = [a, b];
   for (const length of LENGTHS) {

@@ -29,6 +29,7 @@
  */
 
 import { createClient, DEFAULT_TASKS_MAX, defineKernel } from "../mod.ts";
+import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
 
 const LAUNCHES = 1024;
 const LONG = 4096;
@@ -62,39 +63,15 @@ batched.launch(tiny, one, bxs);
 await client.sync();
 await batched.sync();
 
-function storageLayout(n: number, info: boolean): GPUBindGroupLayout {
-  const entries: GPUBindGroupLayoutEntry[] = [];
-  for (let i = 0; i < n; i++) {
-    entries.push({ binding: i, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } });
-  }
-  if (info) {
-    entries.push({
-      binding: n,
-      visibility: GPUShaderStage.COMPUTE,
-      buffer: { type: "read-only-storage", hasDynamicOffset: true },
-    });
-  }
-  return device.createBindGroupLayout({ label: `raw layout ${n}`, entries });
-}
 function rawBuffer(size: number, label: string): GPUBuffer {
   return device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
 }
-function rawPipeline(wgsl: string, layout: GPUBindGroupLayout): GPUComputePipeline {
-  return device.createComputePipeline({
-    label: "raw pipeline",
-    layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
-    compute: { module: device.createShaderModule({ code: wgsl }), entryPoint: "main" },
-  });
-}
-const rawTinyLayout = storageLayout(1, false);
-const rawTiny = rawPipeline(WGSL_TINY, rawTinyLayout);
-const rawTinyBg = device.createBindGroup({
-  layout: rawTinyLayout,
-  entries: [{ binding: 0, resource: { buffer: rawBuffer(256, "raw x") } }],
-});
+const rawTinyLayout = storageLayout(device, 1, { label: "raw layout 1" });
+const [rawTiny] = rawPipelines(device, rawTinyLayout, [WGSL_TINY], "raw pipeline");
+const rawTinyBg = bindBuffers(device, rawTinyLayout, [rawBuffer(256, "raw x")]);
 const align = device.limits.minStorageBufferOffsetAlignment;
-const rawInfoLayout = storageLayout(4, true);
-const rawInfoPipe = rawPipeline(WGSL_INFO, rawInfoLayout);
+const rawInfoLayout = storageLayout(device, 4, { dynamicInfo: true, label: "raw layout 4" });
+const [rawInfoPipe] = rawPipelines(device, rawInfoLayout, [WGSL_INFO], "raw pipeline");
 const arena = rawBuffer(LAUNCHES * align, "raw info arena");
 const arenaHost = new Uint32Array(LAUNCHES * align / 4);
 const rawInfoBg = device.createBindGroup({

@@ -9,6 +9,7 @@
 
 import process from "node:process";
 import { createClient, defineKernel, type PipelineEntry } from "../mod.ts";
+import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const N = Number(Deno.env.get("N") ?? 1024);
@@ -23,17 +24,9 @@ const one = [1];
 const bufs = [x];
 client.launch(k, one, bufs);
 await client.sync();
-const layout = device.createBindGroupLayout({
-  entries: [{ binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } }],
-});
-const pipe = device.createComputePipeline({
-  layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
-  compute: { module: device.createShaderModule({ code: WGSL }), entryPoint: "main" },
-});
-const bg = device.createBindGroup({
-  layout,
-  entries: [{ binding: 0, resource: { buffer: device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE }) } }],
-});
+const layout = storageLayout(device, 1);
+const [pipe] = rawPipelines(device, layout, [WGSL]);
+const bg = bindBuffers(device, layout, [device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE })]);
 const server = client.server;
 const stream = server.stream(0);
 const entry = k.compiled.slots[2] as PipelineEntry;

@@ -13,6 +13,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
+import { rawPipelines, storageLayout } from "./_raw.ts";
 
 const SIZE = 64 * 1024;
 const N = 100;
@@ -49,17 +50,8 @@ const WGSL = `
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) { dst[g.x] = src[g.x] * 2.0; }`;
 const kernel = defineKernel({ name: "double", wgsl: WGSL });
 const src = client.create(new Float32Array(SIZE / 4).fill(1));
-const layout = device.createBindGroupLayout({
-  entries: [0, 1].map((binding) => ({
-    binding,
-    visibility: GPUShaderStage.COMPUTE,
-    buffer: { type: "storage" as const },
-  })),
-});
-const pipeline = device.createComputePipeline({
-  layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
-  compute: { module: device.createShaderModule({ code: WGSL }), entryPoint: "main" },
-});
+const layout = storageLayout(device, 2);
+const [pipeline] = rawPipelines(device, layout, [WGSL]);
 const rawSrc = device.createBuffer({ size: SIZE, usage });
 const LAUNCHES = 64;
 client.launch(kernel, [1], [src, client.empty(SIZE)]);

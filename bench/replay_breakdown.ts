@@ -12,6 +12,7 @@
 
 import process from "node:process";
 import { createClient, defineKernel } from "../mod.ts";
+import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const REPS = Number(Deno.env.get("REPS") ?? 150);
@@ -25,29 +26,12 @@ const MIX = WGSL("a[g.x] = a[g.x] * 0.5 + b[g.x];");
 const COPY = WGSL("b[g.x] = a[g.x];");
 const mix = defineKernel({ name: "mix", wgsl: MIX });
 const copy = defineKernel({ name: "copy", wgsl: COPY });
-const layout = device.createBindGroupLayout({
-  entries: [0, 1].map((binding) => ({
-    binding,
-    visibility: GPUShaderStage.COMPUTE,
-    buffer: { type: "storage" as const },
-  })),
-});
-const pl = device.createPipelineLayout({ bindGroupLayouts: [layout] });
-const pipe = (code: string) =>
-  device.createComputePipeline({
-    layout: pl,
-    compute: { module: device.createShaderModule({ code }), entryPoint: "main" },
-  });
-const [rawMix, rawCopy] = [pipe(MIX), pipe(COPY)];
+const layout = storageLayout(device, 2);
+const [rawMix, rawCopy] = rawPipelines(device, layout, [MIX, COPY]);
 const a = client.create(new Float32Array(64).fill(1));
 const b = client.create(new Float32Array(64).fill(2));
-const rawBg = device.createBindGroup({
-  layout,
-  entries: [0, 1].map((binding) => ({
-    binding,
-    resource: { buffer: device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE }) },
-  })),
-});
+const rawBuffers = [0, 1].map(() => device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE }));
+const rawBg = bindBuffers(device, layout, rawBuffers);
 const stream = client.server.stream(0);
 const one = [1];
 const ab = [a, b];

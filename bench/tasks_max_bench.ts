@@ -11,6 +11,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
+import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
 
 const LAUNCHES = 8192;
 const SIZES = [16, 32, 64, 128, 256, 512, 1024, 4096];
@@ -26,20 +27,9 @@ const targets = clients.map((c) => [c.create(new Uint32Array(4))]);
 clients.forEach((c, i) => c.launch(kernel, one, targets[i]!));
 await Promise.all(clients.map((c) => c.sync()));
 
-const layout = device.createBindGroupLayout({
-  entries: [{ binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } }],
-});
-const pipeline = device.createComputePipeline({
-  layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
-  compute: { module: device.createShaderModule({ code: WGSL }), entryPoint: "main" },
-});
-const bg = device.createBindGroup({
-  layout,
-  entries: [{
-    binding: 0,
-    resource: { buffer: device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE }) },
-  }],
-});
+const layout = storageLayout(device, 1);
+const [pipeline] = rawPipelines(device, layout, [WGSL]);
+const bg = bindBuffers(device, layout, [device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE })]);
 
 Deno.bench({ group: "tasksMax sweep", name: "raw floor (one encoder, one pass)", baseline: true, n: 10 }, async (b) => {
   const encoder = device.createCommandEncoder();

@@ -8,6 +8,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
+import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
 
 const N = 1 << 20;
 const ADDS = 30;
@@ -31,21 +32,9 @@ await client.sync();
 
 const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
 const raw = [0, 1, 2].map((i) => device.createBuffer({ label: `raw ${i}`, size: N * 4, usage }));
-const layout = device.createBindGroupLayout({
-  entries: [0, 1, 2].map((binding) => ({
-    binding,
-    visibility: GPUShaderStage.COMPUTE,
-    buffer: { type: "storage" as const },
-  })),
-});
-const pipeline = device.createComputePipeline({
-  layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
-  compute: { module: device.createShaderModule({ code: WGSL }), entryPoint: "main" },
-});
-const bg = device.createBindGroup({
-  layout,
-  entries: raw.map((buffer, binding) => ({ binding, resource: { buffer } })),
-});
+const layout = storageLayout(device, 3);
+const [pipeline] = rawPipelines(device, layout, [WGSL]);
+const bg = bindBuffers(device, layout, raw);
 
 Deno.bench({ group: "1M-element add ×30 + wait", name: "raw WebGPU", baseline: true, n: 10, warmup: 2 }, async () => {
   const encoder = device.createCommandEncoder();

@@ -26,21 +26,20 @@ const SMALL = 1024;
 const BIG = 64 * 1024 * 1024;
 const CHUNK = 4 * 1024 * 1024;
 const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+const stagingUsage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
+
+/** A raw storage buffer of `size` bytes, and a staging buffer of the same size to read it through. */
+function rawWithStaging(name: string, size: number): [GPUBuffer, GPUBuffer] {
+  return [
+    device.createBuffer({ label: `raw ${name}`, size, usage }),
+    device.createBuffer({ label: `raw ${name} staging`, size, usage: stagingUsage }),
+  ];
+}
 
 const small = client.create(new Uint8Array(SMALL).fill(3));
-const rawSmall = device.createBuffer({ label: "raw small", size: SMALL, usage });
-const rawSmallStaging = device.createBuffer({
-  label: "raw small staging",
-  size: SMALL,
-  usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-});
+const [rawSmall, rawSmallStaging] = rawWithStaging("small", SMALL);
 const big = client.create(new Uint8Array(BIG).fill(7));
-const rawBig = device.createBuffer({ label: "raw big", size: BIG, usage });
-const rawBigStaging = device.createBuffer({
-  label: "raw big staging",
-  size: BIG,
-  usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-});
+const [rawBig, rawBigStaging] = rawWithStaging("big", BIG);
 const payload = new Uint8Array(BIG);
 for (let i = 0; i < BIG; i += 4096) payload[i] = i & 255;
 await client.sync();

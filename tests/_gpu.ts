@@ -58,6 +58,35 @@ export const incKernel: Kernel = defineKernel({
 }`,
 });
 
+const ADD_CONST_WGSL = `
+override K: u32;
+@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + K; }
+}`;
+
+/**
+ * x[i] += K for every element of a u32 array, with K a pipeline constant: every
+ * K is a new pipeline, compiled (and validated) on its first launch, so the
+ * stream holds the work issued after that launch until the validation is known.
+ */
+export function addConstKernel(k: number): Kernel {
+  return defineKernel({ name: `add-const-${k}`, wgsl: ADD_CONST_WGSL, constants: { K: k } });
+}
+
+/** dst[i] = src[i] * k + c (u32, wrapping) for i < n; info = [n, k, c] (12 bytes). */
+export const affineKernel: Kernel = defineKernel({
+  name: "affine",
+  wgsl: `
+struct Info { n: u32, k: u32, c: u32 }
+@group(0) @binding(0) var<storage, read_write> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<storage, read> info: Info;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < info.n) { dst[g.x] = src[g.x] * info.k + info.c; }
+}`,
+});
+
 /** dst[i] = src[i] * k + c for i < n; info = [n, k (f32 bits), c (f32 bits)]. */
 export const axpbKernel: Kernel = defineKernel({
   name: "axpb",
@@ -77,6 +106,25 @@ export function axpbInfo(n: number, k: number, c: number): Uint32Array {
   w[0] = n;
   new Float32Array(w.buffer, 4, 2).set([k, c]);
   return w;
+}
+
+/**
+ * Resolves after a macrotask (a zero timeout): by then a new kernel's
+ * validation is known, and a stream holding work behind its first launch has
+ * released that work.
+ */
+export const macrotask = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** Counts the non-empty `queue.submit` calls on a device until `restore()`. */
+export function countSubmits(device: GPUDevice): { count: () => number; restore: () => void } {
+  const queue = device.queue;
+  const submit = queue.submit;
+  let n = 0;
+  queue.submit = function (this: GPUQueue, cbs: GPUCommandBuffer[]) {
+    if (cbs.length > 0) n++;
+    return submit.call(this, cbs);
+  };
+  return { count: () => n, restore: () => (queue.submit = submit) };
 }
 
 /** Deterministic pseudo-random generator (mulberry32). */

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { defineKernel, GraphStateError, ServerUnhealthyError } from "../../mod.ts";
+import { type ComputeClient, defineKernel, GraphStateError, type Handle, ServerUnhealthyError } from "../../mod.ts";
 import { axpbInfo, axpbKernel, readF32, withClient } from "../_gpu.ts";
 
 /** out = in + 1 (f32, n from arrayLength). */
@@ -31,6 +31,30 @@ const addTwo = defineKernel({
   if (g.x < arrayLength(&out)) { out[g.x] = a[g.x] + b[g.x]; }
 }`,
 });
+
+/**
+ * Captures tmp = input + 1, then output = tmp + input (= 2 input + 1), with a
+ * 16-byte tmp allocated in the window (anew each time the capture runs the
+ * function); returns the graph and the last tmp.
+ */
+async function captureWithTemporary(client: ComputeClient, input: Handle, output: Handle) {
+  let tmp!: Handle;
+  const graph = await client.capture(() => {
+    tmp?.release();
+    tmp = client.empty(16);
+    client.launch(plusOne, [1], [input, tmp]);
+    client.launch(addTwo, [1], [tmp, input, output]);
+  });
+  return { graph, tmp };
+}
+
+/** Creates 8 sentinels of [999, 999, 999, 999] in persistent mode (which reuses any free slice of their size). */
+function persistentSentinels(client: ComputeClient): Handle[] {
+  client.allocationMode("persistent");
+  const sentinels = Array.from({ length: 8 }, () => client.create(new Float32Array([999, 999, 999, 999])));
+  client.allocationMode("auto");
+  return sentinels;
+}
 
 Deno.test("39: a captured launch replays to [2,3,4,5], and again on a second replay", async () => {
   await withClient(async (client) => {
@@ -96,20 +120,12 @@ Deno.test("43: intermediates allocated in the window stay pinned after the user 
   await withClient(async (client) => {
     const input = client.create(new Float32Array([1, 2, 3, 4]));
     const output = client.empty(16);
-    let tmp!: ReturnType<typeof client.empty>;
-    const graph = await client.capture(() => {
-      tmp?.release();
-      tmp = client.empty(16);
-      client.launch(plusOne, [1], [input, tmp]); // tmp = in + 1
-      client.launch(addTwo, [1], [tmp, input, output]); // out = tmp + in = 2 in + 1
-    });
+    const { graph, tmp } = await captureWithTemporary(client, input, output); // output = 2 input + 1
     const slice = tmp.memory.slice!;
     tmp.release();
     assert.equal(slice.isFree(), false, "the graph pins it");
     // Sentinels of the same size in persistent mode would reuse tmp's slice if it were free.
-    client.allocationMode("persistent");
-    const sentinels = Array.from({ length: 8 }, () => client.create(new Float32Array([999, 999, 999, 999])));
-    client.allocationMode("auto");
+    const sentinels = persistentSentinels(client);
     assert.ok(sentinels.every((s) => s.memory.slice !== slice));
     graph.replay();
     assert.deepEqual([...await readF32(client, output)], [3, 5, 7, 9]);
@@ -122,20 +138,12 @@ Deno.test("44: destroying a graph with a replay still queued keeps that replay c
   await withClient(async (client) => {
     const input = client.create(new Float32Array([1, 2, 3, 4]));
     const output = client.empty(16);
-    let tmp!: ReturnType<typeof client.empty>;
-    const graph = await client.capture(() => {
-      tmp?.release();
-      tmp = client.empty(16);
-      client.launch(plusOne, [1], [input, tmp]);
-      client.launch(addTwo, [1], [tmp, input, output]);
-    });
+    const { graph, tmp } = await captureWithTemporary(client, input, output);
     tmp.release();
     client.write(output, new Float32Array(4));
     graph.replay();
     graph.destroy();
-    client.allocationMode("persistent");
-    const sentinels = Array.from({ length: 8 }, () => client.create(new Float32Array([999, 999, 999, 999])));
-    client.allocationMode("auto");
+    const sentinels = persistentSentinels(client);
     assert.deepEqual([...await readF32(client, output)], [3, 5, 7, 9]);
     for (const s of sentinels) assert.deepEqual([...await readF32(client, s)], [999, 999, 999, 999]);
   });

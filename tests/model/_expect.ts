@@ -6,14 +6,29 @@
 import assert from "node:assert/strict";
 import { ServerUnhealthyError } from "../../mod.ts";
 
-/** Expects `fn` to throw an error of `type`, with a message, at once. */
-export function expectThrow(what: string, type: new (...args: never[]) => Error, fn: () => unknown): void {
-  let thrown: unknown = null;
+/** What `fn` throws, or null when it returns. */
+function thrownBy(fn: () => unknown): unknown {
   try {
     fn();
   } catch (e) {
-    thrown = e;
+    return e;
   }
+  return null;
+}
+
+/** What `p` rejects with, or null when it resolves. */
+async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  return null;
+}
+
+/** Expects `fn` to throw an error of `type`, with a message, at once. */
+export function expectThrow(what: string, type: new (...args: never[]) => Error, fn: () => unknown): void {
+  const thrown = thrownBy(fn);
   assert.ok(thrown !== null, `${what}: expected a ${type.name}, nothing was thrown`);
   assert.ok(thrown instanceof type, `${what}: expected a ${type.name}, got ${String(thrown)}`);
   assert.ok((thrown as Error).message.length > 0, `${what}: the error has no message`);
@@ -25,12 +40,7 @@ export async function expectReject(
   type: new (...args: never[]) => Error,
   p: Promise<unknown>,
 ): Promise<void> {
-  let thrown: unknown = null;
-  try {
-    await p;
-  } catch (e) {
-    thrown = e;
-  }
+  const thrown = await rejectionOf(p);
   assert.ok(thrown !== null, `${what}: expected a rejection with ${type.name}, it resolved`);
   assert.ok(thrown instanceof type, `${what}: expected a ${type.name}, got ${String(thrown)}`);
 }
@@ -41,12 +51,7 @@ export async function expectUnhealthy(
   cause: new (...args: never[]) => Error,
   p: Promise<unknown>,
 ): Promise<void> {
-  let thrown: unknown = null;
-  try {
-    await p;
-  } catch (e) {
-    thrown = e;
-  }
+  const thrown = await rejectionOf(p);
   assert.ok(
     thrown instanceof ServerUnhealthyError,
     `${what}: expected a ServerUnhealthyError, got ${String(thrown)}`,

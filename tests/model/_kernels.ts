@@ -1,24 +1,12 @@
 /**
- * The kernels a model run launches besides `incKernel`: each one's effect is
- * easy to model on the CPU (wrapping u32 math; the models are in
- * _launches.ts), plus add-constant kernels that are new pipelines (compiled on
- * first launch) and kernels that do not compile.
+ * The kernels a model run launches besides those of tests/_gpu.ts (`incKernel`,
+ * `affineKernel`, and `addConstKernel`, whose every constant is a new pipeline
+ * compiled on first launch): each one's effect is easy to model on the CPU
+ * (wrapping u32 math; the models are in _launches.ts), plus kernels that do
+ * not compile.
  */
 
 import { defineKernel, type Kernel } from "../../mod.ts";
-
-/** dst[i] = src[i] * k + c for i < n; info = [n, k, c]. */
-export const affineKernel: Kernel = defineKernel({
-  name: "model-affine",
-  wgsl: `
-struct Info { n: u32, k: u32, c: u32 }
-@group(0) @binding(0) var<storage, read_write> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<storage, read> info: Info;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < info.n) { dst[g.x] = src[g.x] * info.k + info.c; }
-}`,
-});
 
 /** out[i] = a[i] ^ b[i] for i < n; info = [n]. */
 export const xorKernel: Kernel = defineKernel({
@@ -65,18 +53,6 @@ struct Info { n: u32, v: u32 }
   if (i < info.n) { x[i] = info.v + 3u * i; }
 }`,
 });
-
-const ADD_CONST_WGSL = `
-override K: u32;
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + K; }
-}`;
-
-/** x[i] += K, with K a pipeline constant: every K is a new pipeline, compiled (and validated) on first launch. */
-export function addConstKernel(k: number): Kernel {
-  return defineKernel({ name: `model-add-${k}`, wgsl: ADD_CONST_WGSL, constants: { K: k } });
-}
 
 /** A kernel that does not compile (an unknown identifier). */
 export function brokenKernel(tag: number): Kernel {

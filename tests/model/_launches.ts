@@ -4,8 +4,8 @@
  */
 
 import type { ComputeClient, LaunchCount } from "../../mod.ts";
-import { incKernel } from "../_gpu.ts";
-import { addConstKernel, affineKernel, fill3dKernel, sumKernel, xorKernel } from "./_kernels.ts";
+import { addConstKernel, affineKernel, incKernel } from "../_gpu.ts";
+import { fill3dKernel, sumKernel, xorKernel } from "./_kernels.ts";
 import { compatible, defW, getW, type LaunchSpec, type ModelState, type Ref, setW, words } from "./_state.ts";
 
 /** A random launch of a modelled kernel on live handles, or null when no handle fits. */
@@ -64,15 +64,7 @@ export function makeLaunch(
       refs: [src, dst],
       info: new Uint32Array([n, k, c]),
       text: `affine [${count}] (${src.name} -> ${dst.name}) n=${n} k=${k} c=${c}`,
-      apply: () => {
-        const v: number[] = [];
-        const d: boolean[] = [];
-        for (let i = 0; i < n; i++) {
-          v.push(getW(src, i));
-          d.push(defW(src, i));
-        }
-        for (let i = 0; i < n; i++) setW(dst, i, Math.imul(v[i]!, k) + c, d[i]!);
-      },
+      apply: affineEffect(src, dst, n, k, c),
     };
   }
   if (kind === 2) {
@@ -148,6 +140,22 @@ export function makeLaunch(
 }
 
 /**
+ * The model of `to = from * k + c` (wrapping u32) over `n` words; `from` is
+ * read in full before `to` is written, so the two may overlap.
+ */
+function affineEffect(from: Ref, to: Ref, n: number, k: number, c: number): () => void {
+  return () => {
+    const v: number[] = [];
+    const d: boolean[] = [];
+    for (let i = 0; i < n; i++) {
+      v.push(getW(from, i));
+      d.push(defW(from, i));
+    }
+    for (let i = 0; i < n; i++) setW(to, i, Math.imul(v[i]!, k) + c, d[i]!);
+  };
+}
+
+/**
  * An affine launch `to = from * k + c` over `n` words (the effect is read from
  * the model when applied: `from` may be a temporary of a capture).
  */
@@ -166,15 +174,7 @@ export function makeAffine(
     refs: [from, to],
     info: new Uint32Array([n, k, c]),
     text,
-    apply: () => {
-      const v: number[] = [];
-      const d: boolean[] = [];
-      for (let i = 0; i < n; i++) {
-        v.push(getW(from, i));
-        d.push(defW(from, i));
-      }
-      for (let i = 0; i < n; i++) setW(to, i, Math.imul(v[i]!, k) + c, d[i]!);
-    },
+    apply: affineEffect(from, to, n, k, c),
   };
 }
 

@@ -59,7 +59,8 @@ import { makeRng } from "./_rng.ts";
 import { ModelState } from "./_state.ts";
 
 export { AVOIDABLE, ModelFailure, type ModelOptions, type ModelStats } from "./_options.ts";
-export { affineKernel, fill3dKernel, sumKernel, xorKernel } from "./_kernels.ts";
+export { affineKernel } from "../_gpu.ts";
+export { fill3dKernel, sumKernel, xorKernel } from "./_kernels.ts";
 
 /** One kind of operation: its name (in the statistics), its weight in the random choice, and what it does. */
 type Op = { name: string; weight: number; run: (st: ModelState) => Promise<void> | void };

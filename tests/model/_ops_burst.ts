@@ -4,8 +4,9 @@
  * stream holds the work that follows).
  */
 
+import { macrotask } from "../_gpu.ts";
 import { doReplay } from "./_ops_graph.ts";
-import { indirectNow, launchNow, macrotask } from "./_ops_launch.ts";
+import { indirectNow, launchNow } from "./_ops_launch.ts";
 import { cleanupNow, doClone, doCreate, doEmpty, doRelease, doView, doWrite } from "./_ops_memory.ts";
 import { releaseStreamNow } from "./_ops_pools.ts";
 import { doDeferredRead } from "./_ops_read.ts";

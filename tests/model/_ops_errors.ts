@@ -7,9 +7,9 @@
 
 import assert from "node:assert/strict";
 import { CompilationError, GraphStateError, ResourceLimitError, ServerUnhealthyError } from "../../mod.ts";
-import { incKernel } from "../_gpu.ts";
+import { affineKernel, incKernel } from "../_gpu.ts";
 import { expectReject, expectThrow, expectUnhealthy } from "./_expect.ts";
-import { affineKernel, brokenKernel, xorKernel } from "./_kernels.ts";
+import { brokenKernel, xorKernel } from "./_kernels.ts";
 import { launchOn, makeLaunch } from "./_launches.ts";
 import { drain } from "./_ops_read.ts";
 import type { ModelState } from "./_state.ts";

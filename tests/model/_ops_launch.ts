@@ -5,12 +5,10 @@
  */
 
 import assert from "node:assert/strict";
+import { macrotask } from "../_gpu.ts";
 import { launchOn, makeIndirect, makeLaunch } from "./_launches.ts";
 import { doCreate, maybeDrop } from "./_ops_memory.ts";
 import type { LaunchSpec, ModelState } from "./_state.ts";
-
-/** Resolves after a macrotask: no stream holds work past one. */
-export const macrotask = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** A random launch; true when it was a kernel's first launch (the stream may now hold work behind it). */
 export function launchNow(st: ModelState, newKernel = false): boolean {

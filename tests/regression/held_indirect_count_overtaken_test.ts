@@ -15,24 +15,8 @@
  */
 
 import assert from "node:assert/strict";
-import { type ClientOptions, defineKernel } from "../../mod.ts";
-import { incKernel, readU32, withClient } from "../_gpu.ts";
-
-/** x[i] += K (a pipeline constant, so every K is a pipeline compiled on first launch). */
-function addConst(k: number) {
-  return defineKernel({
-    name: `regression-held-indirect-add-${k}`,
-    wgsl: `
-override K: u32;
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + K; }
-}`,
-    constants: { K: k },
-  });
-}
-
-const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+import type { ClientOptions } from "../../mod.ts";
+import { addConstKernel, incKernel, macrotask, readU32, withClient } from "../_gpu.ts";
 
 const layouts: [string, ClientOptions, number][] = [
   ["one buffer per allocation", { memory: { pools: [{ kind: "direct" }] } }, 0],
@@ -50,10 +34,10 @@ for (const [label, options, countStream] of layouts) {
       await client.sync();
       await client.onStream(countStream).sync();
 
-      client.launch(addConst(40 + countStream), [1], [y]); // a new pipeline: the stream holds what follows
+      client.launch(addConstKernel(40 + countStream), [1], [y]); // a new pipeline: the stream holds what follows
       client.write(z, new Uint32Array([7, 7, 7, 7])); // held write: the release submits here
       client.launch(incKernel, counts, [x]); // held indirect launch, counts [1, 1, 1]
-      await tick(); // released: the indirect dispatch is encoded, not yet submitted
+      await macrotask(); // released: the indirect dispatch is encoded, not yet submitted
       client.write(counts, new Uint32Array([0, 0, 0])); // must land after that dispatch
       assert.deepEqual([...await readU32(client, x)], [1, 1, 1, 1]);
     }, options);

@@ -19,24 +19,8 @@
  */
 
 import assert from "node:assert/strict";
-import { type ClientOptions, defineKernel } from "../../mod.ts";
-import { incKernel, readU32, withClient } from "../_gpu.ts";
-
-/** x[i] += K (a pipeline constant, so every K is a pipeline compiled on first launch). */
-function addConst(k: number) {
-  return defineKernel({
-    name: `regression-held-binding-add-${k}`,
-    wgsl: `
-override K: u32;
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + K; }
-}`,
-    constants: { K: k },
-  });
-}
-
-const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+import type { ClientOptions } from "../../mod.ts";
+import { addConstKernel, incKernel, macrotask, readU32, withClient } from "../_gpu.ts";
 
 const cases: [string, ClientOptions, boolean, number][] = [
   ["a held write submits mid-release", { memory: { pools: [{ kind: "direct", reclaimAt: 1 }] } }, true, 60],
@@ -53,12 +37,12 @@ for (const [label, options, heldWrite, k] of cases) {
       client.launch(incKernel, [1], [y]); // compile inc first
       await client.sync();
 
-      client.launch(addConst(k), [1], [y]); // a new pipeline: the stream holds what follows
+      client.launch(addConstKernel(k), [1], [y]); // a new pipeline: the stream holds what follows
       if (heldWrite) client.write(z, new Uint32Array([7, 7, 7, 7])); // held: the release submits here
       client.launch(incKernel, [1], [x]); // held, binds x
       x.release(); // x's buffer is free once the held launch has run
       const fresh = client.empty(64); // an allocation: the direct pool reclaims free buffers (x's)
-      await tick(); // the hold is released
+      await macrotask(); // the hold is released
       client.launch(incKernel, [1], [out]);
       await client.sync(); // must not reject
       assert.deepEqual([...await readU32(client, out)], [1, 1, 1, 1]);

@@ -11,37 +11,7 @@
  */
 
 import assert from "node:assert/strict";
-import { defineKernel } from "../../mod.ts";
-import { readU32, withClient } from "../_gpu.ts";
-
-/** dst[i] = src[i] * k + c for i < n; info = [n, k, c]. */
-const affine = defineKernel({
-  name: "regression-affine",
-  wgsl: `
-struct Info { n: u32, k: u32, c: u32 }
-@group(0) @binding(0) var<storage, read_write> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<storage, read> info: Info;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < info.n) { dst[g.x] = src[g.x] * info.k + info.c; }
-}`,
-});
-
-/** x[i] += K (a pipeline constant, so every K is a pipeline compiled on first launch). */
-function addConst(k: number) {
-  return defineKernel({
-    name: `regression-add-${k}`,
-    wgsl: `
-override K: u32;
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + K; }
-}`,
-    constants: { K: k },
-  });
-}
-
-const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+import { addConstKernel, affineKernel, macrotask, readU32, withClient } from "../_gpu.ts";
 
 Deno.test("a launch held behind a new kernel and a write keeps its own info words", async () => {
   await withClient(async (client) => {
@@ -49,14 +19,14 @@ Deno.test("a launch held behind a new kernel and a write keeps its own info word
     const dst = client.create(new Uint32Array(4));
     const other = client.create(new Uint32Array(4));
     const x = client.create(new Uint32Array(4));
-    client.launch(affine, [1], [src, dst], new Uint32Array([4, 1, 0])); // compile affine first
+    client.launch(affineKernel, [1], [src, dst], new Uint32Array([4, 1, 0])); // compile affine first
     await client.sync();
 
-    client.launch(addConst(7), [1], [x]); // a new pipeline: the stream holds what follows
+    client.launch(addConstKernel(7), [1], [x]); // a new pipeline: the stream holds what follows
     client.write(other, new Uint32Array([9, 9, 9, 9])); // held write
-    client.launch(affine, [1], [src, dst], new Uint32Array([4, 10, 5])); // held: dst = 10 src + 5
-    await tick(); // the validation is known: the held work is released (submitting at the write)
-    client.launch(affine, [1], [src, other], new Uint32Array([2, 100, 1])); // info words at a reused offset
+    client.launch(affineKernel, [1], [src, dst], new Uint32Array([4, 10, 5])); // held: dst = 10 src + 5
+    await macrotask(); // the validation is known: the held work is released (submitting at the write)
+    client.launch(affineKernel, [1], [src, other], new Uint32Array([2, 100, 1])); // info words at a reused offset
     assert.deepEqual([...await readU32(client, dst)], [15, 25, 35, 45]);
     assert.deepEqual([...await readU32(client, other)], [101, 201, 9, 9]);
     assert.deepEqual([...await readU32(client, x)], [7, 7, 7, 7]);

@@ -14,20 +14,7 @@
  */
 
 import assert from "node:assert/strict";
-import { defineKernel } from "../../mod.ts";
-import { readU32, withClient } from "../_gpu.ts";
-
-/** x[i] += 7, under a name of its own so that its first launch compiles. */
-const addSeven = defineKernel({
-  name: "regression-held-write-release-add",
-  wgsl: `
-override K: u32;
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + K; }
-}`,
-  constants: { K: 7 },
-});
+import { addConstKernel, readU32, withClient } from "../_gpu.ts";
 
 Deno.test("a held write into another stream's memory, then release and memoryCleanup, leaves no error", async () => {
   await withClient(async (client) => {
@@ -36,7 +23,7 @@ Deno.test("a held write into another stream's memory, then release and memoryCle
     const y = writer.create(new Uint32Array(4));
     await client.sync();
     await writer.sync();
-    writer.launch(addSeven, [1], [y]); // a new pipeline: stream 1 holds what follows
+    writer.launch(addConstKernel(7), [1], [y]); // a new pipeline: stream 1 holds what follows
     writer.write(x, new Uint32Array([9, 9, 9, 9])); // held on stream 1
     x.release();
     client.memoryCleanup(); // stream 0's page is fully free and stream 0 is idle

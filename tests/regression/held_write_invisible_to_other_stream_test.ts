@@ -11,22 +11,7 @@
  */
 
 import assert from "node:assert/strict";
-import { defineKernel } from "../../mod.ts";
-import { incKernel, readU32, withClient } from "../_gpu.ts";
-
-/** x[i] += K (a pipeline constant, so every K is a pipeline compiled on first launch). */
-function addConst(k: number) {
-  return defineKernel({
-    name: `regression-held-write-add-${k}`,
-    wgsl: `
-override K: u32;
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + K; }
-}`,
-    constants: { K: k },
-  });
-}
+import { addConstKernel, incKernel, readU32, withClient } from "../_gpu.ts";
 
 Deno.test("a write held behind a new kernel on one stream is seen by a read on another stream", async () => {
   await withClient(async (client) => {
@@ -36,7 +21,7 @@ Deno.test("a write held behind a new kernel on one stream is seen by a read on a
     const y = writer.create(new Uint32Array(4));
     await client.sync();
     await writer.sync();
-    writer.launch(addConst(5), [1], [y]); // a new pipeline: stream 1 holds what follows
+    writer.launch(addConstKernel(5), [1], [y]); // a new pipeline: stream 1 holds what follows
     writer.write(x, new Uint32Array([9, 9, 9, 9])); // held on stream 1
     assert.deepEqual([...await readU32(reader, x)], [9, 9, 9, 9]);
     assert.deepEqual([...await readU32(writer, y)], [5, 5, 5, 5]);
@@ -52,7 +37,7 @@ Deno.test("a write held behind a new kernel on one stream is seen by a launch on
     consumer.launch(incKernel, [1], [y]); // compile inc first
     await consumer.sync();
     await client.sync();
-    writer.launch(addConst(6), [1], [y]); // stream 1 holds what follows
+    writer.launch(addConstKernel(6), [1], [y]); // stream 1 holds what follows
     writer.write(x, new Uint32Array([9, 9, 9, 9])); // held on stream 1
     consumer.launch(incKernel, [1], [x]); // must run after the write
     assert.deepEqual([...await readU32(consumer, x)], [10, 10, 10, 10]);

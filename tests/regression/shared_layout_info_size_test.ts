@@ -17,22 +17,9 @@
 
 import assert from "node:assert/strict";
 import { defineKernel } from "../../mod.ts";
-import { readU32, withClient } from "../_gpu.ts";
+import { affineKernel, readU32, withClient } from "../_gpu.ts";
 
-/** dst[i] = src[i] * k + c; info = [n, k, c] (12 bytes). */
-const affine = defineKernel({
-  name: "regression-affine-info12",
-  wgsl: `
-struct Info { n: u32, k: u32, c: u32 }
-@group(0) @binding(0) var<storage, read_write> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<storage, read> info: Info;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < info.n) { dst[g.x] = src[g.x] * info.k + info.c; }
-}`,
-});
-
-/** a[i] = a[i] + b[i] * k; info = [n, k] (8 bytes). */
+/** a[i] = a[i] + b[i] * k; info = [n, k] (8 bytes). `affineKernel` has the same binding shape, with 12 bytes of info. */
 const mix = defineKernel({
   name: "regression-mix-info8",
   wgsl: `
@@ -52,11 +39,11 @@ Deno.test("kernels of one binding shape with a larger then a smaller info struct
     // Compile and validate both kernels first, each in its own submit (that order works).
     client.launch(mix, [1], [x, y], new Uint32Array([64, 0]));
     await client.sync();
-    client.launch(affine, [1], [x, y], new Uint32Array([64, 1, 0]));
+    client.launch(affineKernel, [1], [x, y], new Uint32Array([64, 1, 0]));
     await client.sync();
 
     // One batch, one pass: the 12-byte-info kernel, then the 8-byte-info one.
-    client.launch(affine, [1], [x, y], new Uint32Array([64, 3, 1])); // y = 1 * 3 + 1 = 4
+    client.launch(affineKernel, [1], [x, y], new Uint32Array([64, 3, 1])); // y = 1 * 3 + 1 = 4
     client.launch(mix, [1], [x, y], new Uint32Array([64, 2])); // x = 1 + 4 * 2 = 9
     const [gx, gy] = await Promise.all([readU32(client, x), readU32(client, y)]);
     assert.ok(gy.every((v) => v === 4), `y: ${gy[0]}`);

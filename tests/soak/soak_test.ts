@@ -21,7 +21,7 @@
 
 import assert from "node:assert/strict";
 import { type ComputeClient, defineKernel, type Handle, type Kernel } from "../../mod.ts";
-import { incKernel, readU32, rng, withClient } from "../_gpu.ts";
+import { countSubmits, incKernel, readU32, rng, withClient } from "../_gpu.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -90,18 +90,6 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) w: vec
   for (var i = g.x; i < info.n; i += w.x * 64u) { a[i] = a[i] + b[i] * info.k; }
 }`,
 });
-
-/** Counts non-empty `queue.submit` calls on a device until `stop()`. */
-function countSubmits(device: GPUDevice): { count: () => number; stop: () => void } {
-  const queue = device.queue;
-  const submit = queue.submit;
-  let n = 0;
-  queue.submit = function (this: GPUQueue, cbs: GPUCommandBuffer[]) {
-    if (cbs.length > 0) n++;
-    return submit.call(this, cbs);
-  };
-  return { count: () => n, stop: () => (queue.submit = submit) };
-}
 
 /** Records the labels of the buffers `createBuffer` creates on a device until `stop()`. */
 function watchBuffers(device: GPUDevice): { labels: string[]; stop: () => void } {
@@ -313,7 +301,7 @@ Deno.test({
       const elapsed = (performance.now() - start) / 1000;
       const createdLabels = buffersAfterWarmup?.labels ?? [];
       buffersAfterWarmup?.stop();
-      submits.stop();
+      submits.restore();
       assert.equal(launches, LAUNCHES);
       assert.ok(warmupEnd !== null);
 

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { CompilationError, defineKernel, ServerUnhealthyError } from "../../mod.ts";
-import { readU32, withClient } from "../_gpu.ts";
+import { countSubmits, readU32, withClient } from "../_gpu.ts";
 
 const addOne = () =>
   defineKernel({
@@ -27,17 +27,6 @@ const broken = () =>
     wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
 @compute @workgroup_size(1) fn main() { x[0] = 0.5; }`,
   });
-
-function countSubmits(device: GPUDevice): { count: () => number; restore: () => void } {
-  const queue = device.queue;
-  const submit = queue.submit;
-  let n = 0;
-  queue.submit = function (this: GPUQueue, cbs: GPUCommandBuffer[]) {
-    if (cbs.length > 0) n++;
-    return submit.call(this, cbs);
-  };
-  return { count: () => n, restore: () => (queue.submit = submit) };
-}
 
 Deno.test("the first launches of new kernels are held, then submitted in one batch, in order", async () => {
   await withClient(async (client) => {
