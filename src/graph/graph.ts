@@ -67,6 +67,14 @@ export interface ReplayTask {
   readonly indirect: { buffer: GPUBuffer; offset: number } | null;
   /** When set, copy 12 bytes from here into `indirect` before dispatching. */
   readonly copyFrom: { buffer: GPUBuffer; offset: number } | null;
+  /** The pipeline differs from the previous task's (always true for the first). */
+  readonly pipelineChanges: boolean;
+  /**
+   * The bind group must be set although no dynamic offset asks for it: the
+   * pipeline changes, or the previous task bound another group or bound with
+   * a dynamic offset (always true for the first).
+   */
+  readonly rebinds: boolean;
 }
 
 /** A captured graph held by a server (the client holds a `Graph` naming it). */
@@ -79,6 +87,8 @@ export class CapturedGraph {
   readonly tasks: readonly ReplayTask[];
   /** Distinct pages the dispatches use. */
   readonly pages: readonly Page[];
+  /** True when some dispatch copies its indirect count first (the replay breaks its pass there). */
+  readonly copies: boolean;
   /** True once destroyed. */
   released = false;
   #retained: ManagedMemory[];
@@ -103,6 +113,7 @@ export class CapturedGraph {
     this.slot = parts.slot;
     this.tasks = parts.tasks;
     this.pages = parts.pages;
+    this.copies = parts.tasks.some((t) => t.copyFrom !== null);
     this.#retained = parts.retained;
     this.#pins = parts.pins;
     this.#owned = parts.owned;
@@ -175,6 +186,7 @@ export function buildGraph(
     if (id === undefined) ids.set(b, id = ids.size);
     return id;
   };
+  let previousBindGroup: GPUBindGroup | null = null;
   const tasks = recorder.dispatches.map((d, i): ReplayTask => {
     for (const p of d.pages) pages.add(p);
     const key = `${d.entry.layoutId}|${d.buffers.map((b, k) => `${idOf(b)}:${d.offsets[k]}:${d.sizes[k]}`).join(",")}|${
@@ -210,9 +222,15 @@ export function buildGraph(
         indirect = { buffer: d.indirect.buffer, offset: d.indirect.offset };
       }
     }
+    const previous = i === 0 ? null : recorder.dispatches[i - 1]!;
+    const pipelineChanges = previous === null || previous.entry.pipeline !== d.entry.pipeline;
+    const rebinds = pipelineChanges || previous!.info !== null || previousBindGroup !== bindGroup;
+    previousBindGroup = bindGroup;
     return {
       name: d.entry.kernel.name,
       pipeline: d.entry.pipeline,
+      pipelineChanges,
+      rebinds,
       bindGroup,
       dynamic: d.info === null ? null : new Uint32Array([infoAt[i]!]),
       x: d.x,

@@ -46,6 +46,8 @@ export class CommandQueue {
   pass: GPUComputePassEncoder | null = null;
   /** Pipeline last set on the open pass. */
   lastPipeline: GPUComputePipeline | null = null;
+  /** Bind group last set at group 0 of the open pass without dynamic offsets, under `lastPipeline`. */
+  lastBindGroup: GPUBindGroup | null = null;
   /** Commands encoded in the current encoder. */
   commands = 0;
   /** Dispatches encoded since the last submit. */
@@ -102,7 +104,42 @@ export class CommandQueue {
     const descriptor = this.#host.timedPass(this.#passDescriptor.label!) ?? this.#passDescriptor;
     this.pass = this.#encoderNow().beginComputePass(descriptor);
     this.lastPipeline = null;
+    this.lastBindGroup = null;
     return this.pass;
+  }
+
+  /**
+   * Sets `pipeline` on `pass` (the open pass) unless it is set already; a
+   * change also forgets the bound group.
+   *
+   * @param pass The open pass.
+   * @param pipeline The pipeline.
+   */
+  setPipeline(pass: GPUComputePassEncoder, pipeline: GPUComputePipeline): void {
+    if (pipeline === this.lastPipeline) return;
+    pass.setPipeline(pipeline);
+    this.lastPipeline = pipeline;
+    this.lastBindGroup = null;
+  }
+
+  /**
+   * Binds group 0 of `pass` (the open pass). A bind group without dynamic
+   * offsets that is bound already under the same pipeline is not set again:
+   * pass state persists across dispatches, so the call would change nothing
+   * but would still cost a WebGPU call.
+   *
+   * @param pass The open pass.
+   * @param bindGroup The bind group.
+   * @param dynamic Its one dynamic offset (the info words), or null.
+   */
+  setBindGroup(pass: GPUComputePassEncoder, bindGroup: GPUBindGroup, dynamic: Uint32Array | null): void {
+    if (dynamic !== null) {
+      pass.setBindGroup(0, bindGroup, dynamic, 0, 1);
+      this.lastBindGroup = null;
+    } else if (bindGroup !== this.lastBindGroup) {
+      pass.setBindGroup(0, bindGroup);
+      this.lastBindGroup = bindGroup;
+    }
   }
 
   /** Ends the open pass, if any. */
@@ -111,6 +148,7 @@ export class CommandQueue {
       this.pass.end();
       this.pass = null;
       this.lastPipeline = null;
+      this.lastBindGroup = null;
     }
   }
 

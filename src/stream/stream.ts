@@ -27,7 +27,7 @@ import type { MemoryManager } from "../memory/memory_manager.ts";
 import type { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import type { BufferBinding } from "../server/types.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
-import type { CapturedGraph, GraphRecorder } from "../graph/graph.ts";
+import type { CapturedGraph, GraphRecorder, ReplayTask } from "../graph/graph.ts";
 import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import { SystemProfiler } from "../profile/system_profiler.ts";
 import type { DeviceContext } from "./device_context.ts";
@@ -441,14 +441,11 @@ export class Stream implements QueueHost {
     }
     const q = this.queue;
     const pass = q.pass ?? q.openPass();
-    if (entry.pipeline !== q.lastPipeline) {
-      pass.setPipeline(entry.pipeline);
-      q.lastPipeline = entry.pipeline;
-    }
-    if (info === null) pass.setBindGroup(0, bindGroup);
+    q.setPipeline(pass, entry.pipeline);
+    if (info === null) q.setBindGroup(pass, bindGroup, null);
     else {
       this.#dyn[0] = offset;
-      pass.setBindGroup(0, bindGroup, this.#dyn, 0, 1);
+      q.setBindGroup(pass, bindGroup, this.#dyn);
     }
     if (indirectBuffer !== null) pass.dispatchWorkgroupsIndirect(indirectBuffer, indirectOffset);
     else pass.dispatchWorkgroups(x, y, z);
@@ -540,21 +537,12 @@ export class Stream implements QueueHost {
       if (entry.state === "failed") continue;
       const segment = entry.state === "pending" && isolate ? entry : null;
       if (segment !== q.segment) q.switchSegment(segment);
+      // Info first: pushing may submit a full arena, and the pages must be marked in the batch that encodes the dispatch.
+      if (op.info !== null) this.#dyn[0] = this.#pushInfo(op.info);
       this.#markPages(op.pages); // the batch may have changed since the launch was held
-      let pass = q.pass ?? q.openPass();
-      if (entry.pipeline !== q.lastPipeline) {
-        pass.setPipeline(entry.pipeline);
-        q.lastPipeline = entry.pipeline;
-      }
-      if (op.info === null) pass.setBindGroup(0, op.bindGroup);
-      else {
-        this.#dyn[0] = this.#pushInfo(op.info);
-        const current = q.pass ?? q.openPass(); // pushing may have submitted a full arena
-        if (current !== pass) current.setPipeline(entry.pipeline);
-        q.lastPipeline = entry.pipeline;
-        current.setBindGroup(0, op.bindGroup, this.#dyn, 0, 1);
-        pass = current;
-      }
+      const pass = q.pass ?? q.openPass();
+      q.setPipeline(pass, entry.pipeline);
+      q.setBindGroup(pass, op.bindGroup, op.info === null ? null : this.#dyn);
       if (op.indirect !== null) pass.dispatchWorkgroupsIndirect(op.indirect, op.indirectOffset);
       else pass.dispatchWorkgroups(op.x, op.y, op.z);
       q.commands++;
@@ -603,44 +591,75 @@ export class Stream implements QueueHost {
    */
   replay(graph: CapturedGraph): void {
     this.#ctx.current = this;
-    if (this.#held !== null) this.#release(!this.#held.known);
     const q = this.queue;
+    const n = graph.tasks.length;
+    // The common case in one tight loop: nothing held, no segment, no profile,
+    // no indirect-count copy that would break the pass, and room in the batch.
+    if (
+      this.#held === null && q.segment === null && !this.timestamping && !graph.copies && q.tasks + n < this.#tasksMax
+    ) {
+      this.#markPages(graph.pages);
+      this.#encodeReplay(graph.tasks, q.pass ?? q.openPass());
+      q.commands += n;
+      q.tasks += n;
+      return;
+    }
+    if (this.#held !== null) this.#release(!this.#held.known);
     if (q.segment !== null) q.switchSegment(null);
     this.#markPages(graph.pages);
     const tasks = graph.tasks;
     const max = this.#tasksMax;
     let pass = q.pass ?? q.openPass();
-    let last = q.lastPipeline;
     for (let i = 0; i < tasks.length; i++) {
       const t = tasks[i]!;
       const indirect = t.indirect;
       if (t.copyFrom !== null) {
-        q.lastPipeline = last;
         q.encoder().copyBufferToBuffer(t.copyFrom.buffer, t.copyFrom.offset, indirect!.buffer, indirect!.offset, 12);
         pass = q.openPass();
-        last = null;
       }
-      if (t.pipeline !== last) {
-        pass.setPipeline(t.pipeline);
-        last = t.pipeline;
-      }
-      if (t.dynamic === null) pass.setBindGroup(0, t.bindGroup);
-      else pass.setBindGroup(0, t.bindGroup, t.dynamic, 0, 1);
+      q.setPipeline(pass, t.pipeline);
+      q.setBindGroup(pass, t.bindGroup, t.dynamic);
       if (indirect === null) pass.dispatchWorkgroups(t.x, t.y, t.z);
       else pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
       q.commands++;
       if (this.timestamping || ++q.tasks >= max) {
-        q.lastPipeline = last;
         if (this.timestamping) {
           this.#closeTimedPass(t.name);
           if (++q.tasks >= max) this.submit();
         } else this.submit();
         if (q.tasks === 0) this.#markPages(graph.pages);
         pass = q.pass ?? q.openPass();
-        last = q.lastPipeline;
       }
     }
-    q.lastPipeline = last;
+  }
+
+  /**
+   * Encodes replay tasks into `pass`, none of which copies (see `replay`).
+   * The first task checks the pass state; the others follow the graph's own
+   * precomputed pipeline changes and rebinds.
+   */
+  #encodeReplay(tasks: readonly ReplayTask[], pass: GPUComputePassEncoder): void {
+    const n = tasks.length;
+    if (n === 0) return;
+    const q = this.queue;
+    const first = tasks[0]!;
+    q.setPipeline(pass, first.pipeline);
+    q.setBindGroup(pass, first.bindGroup, first.dynamic);
+    let indirect = first.indirect;
+    if (indirect === null) pass.dispatchWorkgroups(first.x, first.y, first.z);
+    else pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
+    for (let i = 1; i < n; i++) {
+      const t = tasks[i]!;
+      if (t.pipelineChanges) pass.setPipeline(t.pipeline);
+      if (t.dynamic !== null) pass.setBindGroup(0, t.bindGroup, t.dynamic, 0, 1);
+      else if (t.rebinds) pass.setBindGroup(0, t.bindGroup);
+      indirect = t.indirect;
+      if (indirect === null) pass.dispatchWorkgroups(t.x, t.y, t.z);
+      else pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
+    }
+    const last = tasks[n - 1]!;
+    q.lastPipeline = last.pipeline;
+    q.lastBindGroup = last.dynamic === null ? last.bindGroup : null;
   }
 
   /**
