@@ -2,12 +2,18 @@
  * Graph replay against the raw floor, measured the robust way: the same
  * sequences (L launches alternating two kernels, repeated to about 1,024
  * dispatches) encoded through raw WebGPU, `graph.replay()` and
- * `client.launch`, interleaved rep by rep, reporting the median and p10 host
- * ns per dispatch. Only encoding is timed; submits are outside. A diagnostic
- * script beside `graph_bench.ts`, whose `Deno.bench` figures are noisier on
- * small machines.
+ * `client.launch`, interleaved rep by rep, reporting the minimum, p10 and
+ * median host ns per dispatch. Two raw loops: the floor (`setBindGroup` at
+ * every dispatch) and the floor with repeated binds skipped (the saving the
+ * runtime makes; it differs from the floor only at L = 1).
  *
- * Run: `deno run --allow-env bench/replay_breakdown.ts` (env `REPS`).
+ * Only encoding is timed; submits are outside, and after each submit the
+ * script blocks until the device is idle, so that on the software adapter
+ * (whose "device" is the same CPU cores) the execution of one variant's
+ * dispatches never overlaps the next variant's timed encoding. A diagnostic
+ * script beside `graph_bench.ts`.
+ *
+ * Run: `deno run --allow-env bench/replay_breakdown.ts` (env `REPS`, default 300).
  */
 
 import process from "node:process";
@@ -15,7 +21,7 @@ import { createClient, defineKernel } from "../mod.ts";
 import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
-const REPS = Number(Deno.env.get("REPS") ?? 150);
+const REPS = Number(Deno.env.get("REPS") ?? 300);
 const client = await createClient({ tasksMax: 1 << 20 });
 const device = client.server.device;
 const WGSL = (body: string) => `
@@ -35,6 +41,50 @@ const rawBg = bindBuffers(device, layout, rawBuffers);
 const stream = client.server.stream(0);
 const one = [1];
 const ab = [a, b];
+/** Blocks until the device has finished everything submitted (Deno polls it inside the call). */
+const quiesce = () => void device.queue.onSubmittedWorkDone();
+
+/** Times one raw encoding of `total` dispatches into a fresh pass, in ns per dispatch. */
+function rawLoop(reps: number, length: number, skipRepeatedBinds: boolean): number {
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  let last: GPUComputePipeline | null = null;
+  let bound = false;
+  const t0 = now();
+  for (let k = 0; k < reps; k++) {
+    for (let i = 0; i < length; i++) {
+      const p = i % 2 === 0 ? rawMix : rawCopy;
+      if (p !== last) {
+        pass.setPipeline(p);
+        last = p;
+        bound = false;
+      }
+      if (!bound) {
+        pass.setBindGroup(0, rawBg);
+        bound = skipRepeatedBinds;
+      }
+      pass.dispatchWorkgroups(1);
+    }
+  }
+  const ns = ((now() - t0) / (reps * length)) * 1e6;
+  pass.end();
+  device.queue.submit([encoder.finish()]);
+  quiesce();
+  return ns;
+}
+
+/** Times `encode`, then submits the stream and waits for an idle device, in ns per dispatch. */
+function clientLoop(total: number, encode: () => void): number {
+  const t0 = now();
+  encode();
+  const ns = ((now() - t0) / total) * 1e6;
+  stream.submit();
+  quiesce();
+  return ns;
+}
+
+const quantile = (v: number[], q: number) => [...v].sort((x, y) => x - y)[Math.floor((v.length - 1) * q)]!;
+const fmt = (x: number) => x.toFixed(0).padStart(4);
 
 for (const length of [1, 10, 100, 1000]) {
   const reps = Math.ceil(1024 / length);
@@ -44,59 +94,39 @@ for (const length of [1, 10, 100, 1000]) {
   };
   const graph = await client.capture(sequence);
   await client.sync();
-  const r: Record<string, number[]> = { raw: [], replay: [], launch: [] };
-  const variants: Record<string, () => void> = {
-    raw: () => {
-      const encoder = device.createCommandEncoder();
-      const pass = encoder.beginComputePass();
-      let last: GPUComputePipeline | null = null;
-      const t0 = now();
-      for (let k = 0; k < reps; k++) {
-        for (let i = 0; i < length; i++) {
-          const p = i % 2 === 0 ? rawMix : rawCopy;
-          if (p !== last) {
-            pass.setPipeline(p);
-            last = p;
-          }
-          pass.setBindGroup(0, rawBg);
-          pass.dispatchWorkgroups(1);
-        }
-      }
-      r.raw!.push(((now() - t0) / total) * 1e6);
-      pass.end();
-      device.queue.submit([encoder.finish()]);
-    },
-    replay: () => {
-      const t0 = now();
-      for (let k = 0; k < reps; k++) graph.replay();
-      r.replay!.push(((now() - t0) / total) * 1e6);
-      stream.submit();
-    },
-    launch: () => {
-      const t0 = now();
-      for (let k = 0; k < reps; k++) sequence();
-      r.launch!.push(((now() - t0) / total) * 1e6);
-      stream.submit();
-    },
+  const variants: Record<string, () => number> = {
+    raw: () => rawLoop(reps, length, false),
+    rawSkip: () => rawLoop(reps, length, true),
+    replay: () =>
+      clientLoop(total, () => {
+        for (let k = 0; k < reps; k++) graph.replay();
+      }),
+    launch: () =>
+      clientLoop(total, () => {
+        for (let k = 0; k < reps; k++) sequence();
+      }),
   };
-  const order = Object.keys(variants);
+  const names = Object.keys(variants);
+  const r: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
   for (let rep = 0; rep < REPS; rep++) {
-    // Rotate the order so no variant always runs right after the largest submit.
-    for (let j = 0; j < order.length; j++) variants[order[(rep + j) % order.length]!]!();
+    // Rotate the order so no variant always runs right after the same one.
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(rep + j) % names.length]!;
+      r[name]!.push(variants[name]!());
+    }
   }
   await client.sync();
-  const med = (v: number[]) => v.sort((x, y) => x - y)[v.length >> 1]!;
-  const p10 = (v: number[]) => v.sort((x, y) => x - y)[Math.floor(v.length * 0.1)]!;
-  const raw = med(r.raw!);
-  console.log(
-    `L=${String(length).padEnd(5)} raw ${raw.toFixed(0).padStart(4)} ns/dispatch (p10 ${p10(r.raw!).toFixed(0)}), ` +
-      `replay ${med(r.replay!).toFixed(0).padStart(4)} (p10 ${p10(r.replay!).toFixed(0)}, ×${
-        (med(r.replay!) / raw).toFixed(2)
-      }), ` +
-      `launch ${med(r.launch!).toFixed(0).padStart(4)} (p10 ${p10(r.launch!).toFixed(0)}, ×${
-        (med(r.launch!) / raw).toFixed(2)
-      })`,
-  );
+  for (const [label, q] of [["min", 0], ["p10", 0.1], ["median", 0.5]] as const) {
+    const raw = quantile(r.raw!, q);
+    const skip = quantile(r.rawSkip!, q);
+    const replay = quantile(r.replay!, q);
+    const launch = quantile(r.launch!, q);
+    console.log(
+      `L=${String(length).padEnd(4)} ${label.padEnd(6)} ns/dispatch: raw ${fmt(raw)}, raw skipping ${fmt(skip)}, ` +
+        `replay ${fmt(replay)} (×${(replay / raw).toFixed(2)} raw, ×${(replay / skip).toFixed(2)} skipping), ` +
+        `launch ${fmt(launch)} (×${(launch / raw).toFixed(2)} raw)`,
+    );
+  }
   graph.destroy();
 }
 client.destroy();
