@@ -535,10 +535,11 @@ export class Stream implements QueueHost {
       }
       const entry = op.entry;
       if (entry.state === "failed") continue;
+      // Info first: pushing may submit a full arena, which ends the segment and
+      // the batch; the segment and the page marks belong to the batch that encodes the dispatch.
+      if (op.info !== null) this.#dyn[0] = this.#pushInfo(op.info);
       const segment = entry.state === "pending" && isolate ? entry : null;
       if (segment !== q.segment) q.switchSegment(segment);
-      // Info first: pushing may submit a full arena, and the pages must be marked in the batch that encodes the dispatch.
-      if (op.info !== null) this.#dyn[0] = this.#pushInfo(op.info);
       this.#markPages(op.pages); // the batch may have changed since the launch was held
       const pass = q.pass ?? q.openPass();
       q.setPipeline(pass, entry.pipeline);
