@@ -15,19 +15,21 @@
  * memory owned by another stream stay pinned until the consuming submission
  * has completed.
  *
+ * The stream keeps the launch, replay and submit paths; its other parts live
+ * beside it: binding resolution, indirect count sources, held work, writes,
+ * reads, the error queue and the replay loop.
+ *
  * @module
  */
 
-import { alignUp } from "../_util/align.ts";
-import { slotOf } from "../_util/slot.ts";
-import { GraphStateError, IoError, LaunchError, type ServerError, ServerUnhealthyError } from "../errors.ts";
+import { GraphStateError, type ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page, Slice } from "../memory/managed_memory.ts";
 import type { MemoryManager } from "../memory/memory_manager.ts";
 import type { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import type { BufferBinding } from "../server/types.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
-import type { CapturedGraph, GraphRecorder, ReplayTask } from "../graph/graph.ts";
+import type { CapturedGraph, GraphRecorder } from "../graph/graph.ts";
 import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import { SystemProfiler } from "../profile/system_profiler.ts";
 import type { DeviceContext } from "./device_context.ts";
@@ -36,13 +38,13 @@ import { StagingPool } from "./staging_pool.ts";
 import { StreamReader } from "./stream_reader.ts";
 import { CommandQueue, type QueueHost } from "./command_queue.ts";
 import { recordLaunch } from "../graph/record.ts";
-import { BYTE_PATCH_KERNEL, tailWord } from "./byte_patch.ts";
 import type { StreamId } from "../ids.ts";
-import { Speculation } from "./speculation.ts";
-
-const INDIRECT_BYTES = 4096;
-/** Dispatches held while validations are pending before a submit is forced. */
-const HOLD_LIMIT = 16384;
+import { ErrorQueue } from "./error_queue.ts";
+import { HeldWork } from "./held_work.ts";
+import { BindingResolver } from "./binding_resolver.ts";
+import { IndirectCounts } from "./indirect_counts.ts";
+import { StreamWriter } from "./stream_writer.ts";
+import { encodeReplay } from "./graph_replay.ts";
 
 /** The resolved bindings of a pipeline's last launch (see `Stream.launch`). */
 interface LaunchMemo {
@@ -89,18 +91,15 @@ export class Stream implements QueueHost {
   /** Resolves a binding's slice through the stream that owns it. */
   readonly resolveOwner: OwnerResolver;
   #reader: StreamReader;
+  #writer: StreamWriter;
   #arena: InfoArena;
-  #errors: ServerError[] = [];
-  #checks = new Set<Promise<unknown>>();
-  #pendingLaunches = new Map<PipelineEntry, number>();
+  #errors: ErrorQueue;
+  #bindings: BindingResolver;
+  #indirects: IndirectCounts;
+  #held: HeldWork;
   #pinsPending: ManagedMemory[] = [];
   #dyn = new Uint32Array(1);
-  #indirect: GPUBuffer | null = null;
   #tasksMax: number;
-  #indirectUsed = 0;
-  #held: Speculation | null = null;
-  /** True while `#release` encodes held work (which may still bind memory freed during the hold). */
-  #releasing = false;
 
   /**
    * Creates the instance.
@@ -134,6 +133,30 @@ export class Stream implements QueueHost {
     });
     this.#reader = new StreamReader(this, parts.ctx);
     this.queue = new CommandQueue(parts.ctx, this, this.#arena);
+    const ctx = parts.ctx;
+    const errors = this.#errors = new ErrorQueue({
+      slot: parts.slot,
+      onDrain: (drained) => {
+        this.profiler?.fail(drained);
+        this.systemProfiler.fail(drained);
+        this.onDrain?.(drained);
+      },
+    });
+    const pins = this.#pinsPending;
+    this.#bindings = new BindingResolver({ stream: this, ctx, errors, pins });
+    this.#indirects = new IndirectCounts({ stream: this, ctx, bindings: this.#bindings });
+    this.#held = new HeldWork({
+      stream: this,
+      ctx,
+      errors,
+      pins,
+      dyn: this.#dyn,
+      tasksMax: this.#tasksMax,
+      pushInfo: (info) => this.#pushInfo(info),
+      markPages: (pages) => this.#markPages(pages),
+      closeTimedPass: (name) => this.#closeTimedPass(name),
+    });
+    this.#writer = new StreamWriter({ stream: this, ctx, held: this.#held });
   }
 
   /** The device's bind group cache (its scratch arrays hold the last resolved bindings). */
@@ -143,7 +166,7 @@ export class Stream implements QueueHost {
 
   /** True when commands are encoded, finished or held and not yet submitted. */
   get hasWork(): boolean {
-    return this.queue.hasWork || this.#held !== null || this.#releasing;
+    return this.queue.hasWork || this.#held.current !== null || this.#held.releasing;
   }
 
   /** Dispatches encoded since the last submit. */
@@ -153,7 +176,7 @@ export class Stream implements QueueHost {
 
   /** True while launches are held back waiting for pipeline validations. */
   get holding(): boolean {
-    return this.#held !== null;
+    return this.#held.current !== null;
   }
 
   /**
@@ -201,30 +224,22 @@ export class Stream implements QueueHost {
 
   /** Tracks a promise that may queue errors; draining calls wait for it first. */
   track(p: Promise<unknown>): void {
-    const tracked = p.catch(() => {}).finally(() => this.#checks.delete(tracked));
-    this.#checks.add(tracked);
+    this.#errors.track(p);
   }
 
   /** Waits until every tracked check has settled. */
-  async settle(): Promise<void> {
-    while (this.#checks.size > 0) await Promise.all(this.#checks);
+  settle(): Promise<void> {
+    return this.#errors.settle();
   }
 
   /** Empties the error queue and returns what it held. */
   drainErrors(): ServerError[] {
-    const errors = this.#errors;
-    this.#errors = [];
-    if (errors.length > 0) {
-      this.profiler?.fail(errors);
-      this.systemProfiler.fail(errors);
-      this.onDrain?.(errors);
-    }
-    return errors;
+    return this.#errors.drain();
   }
 
   /** Drains the error queue, throwing `ServerUnhealthyError` when it held anything. */
   throwIfUnhealthy(): void {
-    if (this.#errors.length > 0) throw new ServerUnhealthyError(this.slot, this.drainErrors());
+    this.#errors.throwIfAny();
   }
 
   /**
@@ -248,17 +263,7 @@ export class Stream implements QueueHost {
 
   /** Notes that a launch whose pipeline is still being validated was encoded or skipped. */
   watchPipeline(entry: PipelineEntry): void {
-    const n = this.#pendingLaunches.get(entry);
-    if (n !== undefined) {
-      this.#pendingLaunches.set(entry, n + 1);
-      return;
-    }
-    this.#pendingLaunches.set(entry, 1);
-    this.track(entry.checked.then(() => {
-      const count = this.#pendingLaunches.get(entry) ?? 0;
-      this.#pendingLaunches.delete(entry);
-      if (entry.state === "failed") { for (let i = 0; i < count; i++) this.#errors.push(entry.error!); }
-    }));
+    this.#errors.watchPipeline(entry);
   }
 
   /**
@@ -273,69 +278,8 @@ export class Stream implements QueueHost {
    * @param pins Where cross-stream pins go.
    * @returns -1, or the number of cross-stream bindings.
    */
-  resolveBindings(
-    bindings: readonly BufferBinding[],
-    n: number,
-    kernel: string,
-    pins: ManagedMemory[] = this.#pinsPending,
-  ): number {
-    let cross = 0;
-    const cache = this.#ctx.bindGroups;
-    const ids = cache.ids;
-    const offsets = cache.offsets;
-    const sizes = cache.sizes;
-    const buffers = cache.buffers;
-    const maxStreams = this.#ctx.settings.maxStreams;
-    for (let i = 0; i < n; i++) {
-      const b = bindings[i]!;
-      const desc = b.memory;
-      let slice = desc.slice;
-      if (slice === null || slice.owner !== desc || slice.page.storage.resource === null) {
-        try {
-          slice = this.resolveOwner(b);
-        } catch (e) {
-          this.#errors.push(
-            e instanceof IoError
-              ? new LaunchError("io", kernel, `${kernel}: binding ${i}: ${e.message}`, { cause: e })
-              : e as ServerError,
-          );
-          return -1;
-        }
-      }
-      const page = slice.page;
-      if (page.useStream !== this || page.useEpoch !== this.epoch) this.usePage(page);
-      if (slotOf(b.stream, maxStreams) !== this.slot) {
-        desc.pin();
-        pins.push(desc);
-        cross++;
-      }
-      const size = b.size - b.offsetStart - b.offsetEnd;
-      if (size === 0) {
-        // WebGPU cannot bind 0 bytes: bind a scratch buffer, so the kernel touches no one's memory.
-        const scratch = this.#ctx.emptyBinding;
-        ids[i] = scratch.id;
-        offsets[i] = 0;
-        sizes[i] = scratch.size;
-        buffers[i] = scratch.buffer;
-        continue;
-      }
-      const offset = slice.offset + b.offsetStart;
-      if (offset % this.#ctx.settings.storageOffsetAlignment !== 0) {
-        this.#errors.push(
-          new LaunchError(
-            "io",
-            kernel,
-            `${kernel}: binding ${i} starts at byte ${offset} of its buffer, not a multiple of minStorageBufferOffsetAlignment (${this.#ctx.settings.storageOffsetAlignment})`,
-          ),
-        );
-        return -1;
-      }
-      ids[i] = page.storage.id;
-      offsets[i] = offset;
-      sizes[i] = alignUp(size, 4);
-      buffers[i] = page.storage.resource!;
-    }
-    return cross;
+  resolveBindings(bindings: readonly BufferBinding[], n: number, kernel: string, pins?: ManagedMemory[]): number {
+    return this.#bindings.resolve(bindings, n, kernel, pins);
   }
 
   /**
@@ -363,14 +307,14 @@ export class Stream implements QueueHost {
       recordLaunch(this, this.recorder, { entry, bindings, info, x, y, z, indirect });
       return;
     }
-    if (indirect !== null && this.#indirectUsed + 16 > INDIRECT_BYTES) this.submit();
+    if (indirect !== null && this.#indirects.full) this.submit();
     if (info !== null && info.length * 4 > this.#arena.capacity) {
       this.submit(); // grow the arena only when nothing queued or held can refer to it
       const old = this.#arena.id;
       if (this.#arena.ensure(info.length * 4)) this.#ctx.bindGroups.evictStorage(old);
     }
     // Held launches keep their own copy of the info words; they enter the arena when encoded.
-    const hold = this.#held !== null || entry.state !== "valid";
+    const hold = this.#held.current !== null || entry.state !== "valid";
     let offset = -1;
     if (info !== null && !hold) offset = this.#pushInfo(info);
     const n = entry.buffers;
@@ -398,7 +342,7 @@ export class Stream implements QueueHost {
       }
     }
     if (bindGroup === null) {
-      const cross = this.resolveBindings(bindings, n, entry.kernel.name);
+      const cross = this.#bindings.resolve(bindings, n, entry.kernel.name);
       if (cross < 0) return;
       const cache = this.#ctx.bindGroups;
       bindGroup = info === null
@@ -422,7 +366,7 @@ export class Stream implements QueueHost {
     let indirectOffset = 0;
     let indirectPage: Page | null = null;
     if (indirect !== null) {
-      const r = this.#indirectSource(indirect, n, entry.kernel.name);
+      const r = this.#indirects.source(indirect, n, entry.kernel.name);
       if (r === null) return;
       indirectBuffer = r.buffer;
       indirectOffset = r.offset;
@@ -436,7 +380,18 @@ export class Stream implements QueueHost {
       const words = info === null
         ? null
         : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength));
-      this.#hold(entry, bindGroup, pages, words, x, y, z, indirectBuffer, indirectOffset);
+      this.#held.hold({
+        kind: "launch",
+        entry,
+        bindGroup,
+        pages,
+        info: words,
+        x,
+        y,
+        z,
+        indirect: indirectBuffer,
+        indirectOffset,
+      });
       return;
     }
     const q = this.queue;
@@ -464,97 +419,9 @@ export class Stream implements QueueHost {
     return offset;
   }
 
-  /** Holds a launch back until the validations it waits for are known. */
-  #hold(
-    entry: PipelineEntry,
-    bindGroup: GPUBindGroup,
-    pages: Page[],
-    info: Uint32Array | null,
-    x: number,
-    y: number,
-    z: number,
-    indirect: GPUBuffer | null,
-    indirectOffset: number,
-  ): void {
-    let held = this.#held;
-    const fresh = held === null;
-    if (held === null) held = this.#held = new Speculation();
-    if (entry.state !== "valid") {
-      this.watchPipeline(entry);
-      held.entries.add(entry);
-    }
-    held.ops.push({ kind: "launch", entry, bindGroup, pages, info, x, y, z, indirect, indirectOffset });
-    if (fresh) this.#releaseWhenKnown(held);
-    if (++held.launches >= HOLD_LIMIT) this.submit();
-  }
-
-  /** Releases held work, without isolation, as soon as every validation it waits for is known. */
-  #releaseWhenKnown(held: Speculation): void {
-    this.track(
-      held.settled().then(() => {
-        if (this.#held !== held) return;
-        if (held.known) this.#release(false);
-        else this.#releaseWhenKnown(held);
-      }),
-    );
-  }
-
-  /**
-   * Encodes held work in order. Launches of failed pipelines are dropped;
-   * with `isolate`, launches of still-pending pipelines get their own command
-   * buffers; held writes are issued after submitting what precedes them.
-   */
-  #release(isolate: boolean): void {
-    const held = this.#held;
-    if (held === null) return;
-    this.#held = null;
-    // Submits in the middle must not find the stream idle: buffers freed during
-    // the hold are destroyed only once every held launch that binds them is encoded.
-    this.#releasing = true;
-    try {
-      this.#encodeHeld(held, isolate);
-    } finally {
-      this.#releasing = false;
-    }
-  }
-
-  /** Encodes the ops of released held work in order (see `#release`). */
-  #encodeHeld(held: Speculation, isolate: boolean): void {
-    const q = this.queue;
-    for (const op of held.ops) {
-      if (op.kind === "copy") {
-        if (op.page !== null) this.usePage(op.page);
-        q.encoder().copyBufferToBuffer(op.src, op.srcOffset, op.dst, op.dstOffset, op.size);
-        continue;
-      }
-      if (op.kind === "write") {
-        this.submit();
-        this.#ctx.queue.writeBuffer(op.buffer, op.offset, op.data);
-        this.#pinsPending.push(op.memory); // its pin lasts until the write's submission completes
-        continue;
-      }
-      const entry = op.entry;
-      if (entry.state === "failed") continue;
-      // Info first: pushing may submit a full arena, which ends the segment and
-      // the batch; the segment and the page marks belong to the batch that encodes the dispatch.
-      if (op.info !== null) this.#dyn[0] = this.#pushInfo(op.info);
-      const segment = entry.state === "pending" && isolate ? entry : null;
-      if (segment !== q.segment) q.switchSegment(segment);
-      this.#markPages(op.pages); // the batch may have changed since the launch was held
-      const pass = q.pass ?? q.openPass();
-      q.setPipeline(pass, entry.pipeline);
-      q.setBindGroup(pass, op.bindGroup, op.info === null ? null : this.#dyn);
-      if (op.indirect !== null) pass.dispatchWorkgroupsIndirect(op.indirect, op.indirectOffset);
-      else pass.dispatchWorkgroups(op.x, op.y, op.z);
-      q.commands++;
-      if (this.timestamping) this.#closeTimedPass(entry.kernel.name);
-      if (++q.tasks >= this.#tasksMax) this.submit();
-    }
-  }
-
   /** Waits until held work, if any, can be released without isolation. */
-  async awaitHeld(): Promise<void> {
-    while (this.#held !== null && !this.#held.known) await this.#held.settled();
+  awaitHeld(): Promise<void> {
+    return this.#held.whenKnown();
   }
 
   /**
@@ -568,7 +435,8 @@ export class Stream implements QueueHost {
    * @param size Bytes (a multiple of 4).
    */
   copy(page: Page | null, src: GPUBuffer, srcOffset: number, dst: GPUBuffer, dstOffset: number, size: number): void {
-    if (this.#held !== null) this.#held.ops.push({ kind: "copy", page, src, srcOffset, dst, dstOffset, size });
+    const held = this.#held.current;
+    if (held !== null) held.ops.push({ kind: "copy", page, src, srcOffset, dst, dstOffset, size });
     else this.queue.encoder().copyBufferToBuffer(src, srcOffset, dst, dstOffset, size);
   }
 
@@ -597,15 +465,16 @@ export class Stream implements QueueHost {
     // The common case in one tight loop: nothing held, no segment, no profile,
     // no indirect-count copy that would break the pass, and room in the batch.
     if (
-      this.#held === null && q.segment === null && !this.timestamping && !graph.copies && q.tasks + n < this.#tasksMax
+      this.#held.current === null && q.segment === null && !this.timestamping && !graph.copies &&
+      q.tasks + n < this.#tasksMax
     ) {
       this.#markPages(graph.pages);
-      this.#encodeReplay(graph.tasks, q.pass ?? q.openPass());
+      encodeReplay(q, graph.tasks, q.pass ?? q.openPass());
       q.commands += n;
       q.tasks += n;
       return;
     }
-    if (this.#held !== null) this.#release(!this.#held.known);
+    if (this.#held.current !== null) this.#held.releaseNow();
     if (q.segment !== null) q.switchSegment(null);
     this.#markPages(graph.pages);
     const tasks = graph.tasks;
@@ -635,35 +504,6 @@ export class Stream implements QueueHost {
   }
 
   /**
-   * Encodes replay tasks into `pass`, none of which copies (see `replay`).
-   * The first task checks the pass state; the others follow the graph's own
-   * precomputed pipeline changes and rebinds.
-   */
-  #encodeReplay(tasks: readonly ReplayTask[], pass: GPUComputePassEncoder): void {
-    const n = tasks.length;
-    if (n === 0) return;
-    const q = this.queue;
-    const first = tasks[0]!;
-    q.setPipeline(pass, first.pipeline);
-    q.setBindGroup(pass, first.bindGroup, first.dynamic);
-    let indirect = first.indirect;
-    if (indirect === null) pass.dispatchWorkgroups(first.x, first.y, first.z);
-    else pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
-    for (let i = 1; i < n; i++) {
-      const t = tasks[i]!;
-      if (t.pipelineChanges) pass.setPipeline(t.pipeline);
-      if (t.dynamic !== null) pass.setBindGroup(0, t.bindGroup, t.dynamic, 0, 1);
-      else if (t.rebinds) pass.setBindGroup(0, t.bindGroup);
-      indirect = t.indirect;
-      if (indirect === null) pass.dispatchWorkgroups(t.x, t.y, t.z);
-      else pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
-    }
-    const last = tasks[n - 1]!;
-    q.lastPipeline = last.pipeline;
-    q.lastBindGroup = last.dynamic === null ? last.bindGroup : null;
-  }
-
-  /**
    * Resolves the binding of an indirect count (after `resolveBindings` filled
    * the scratch arrays for bindings `[0, n)`), pinning it into `pins` when
    * another stream owns it. Returns null (after queuing a `LaunchError` `io`)
@@ -680,57 +520,9 @@ export class Stream implements QueueHost {
     binding: BufferBinding,
     n: number,
     kernel: string,
-    pins: ManagedMemory[] = this.#pinsPending,
+    pins?: ManagedMemory[],
   ): { slice: Slice; conflict: boolean } | null {
-    let slice: Slice;
-    try {
-      slice = this.resolveOwner(binding);
-    } catch (e) {
-      this.#errors.push(
-        new LaunchError("io", kernel, `${kernel}: indirect count: ${(e as Error).message}`, { cause: e }),
-      );
-      return null;
-    }
-    const maxStreams = this.#ctx.settings.maxStreams;
-    if (slotOf(binding.stream, maxStreams) !== this.slot) {
-      binding.memory.pin(); // another stream's memory: kept until the work that reads it is done
-      pins.push(binding.memory);
-    }
-    const ids = this.#ctx.bindGroups.ids;
-    const id = slice.page.storage.id;
-    let conflict = false;
-    for (let i = 0; i < n; i++) if (ids[i] === id) conflict = true;
-    return { slice, conflict };
-  }
-
-  /**
-   * The buffer and offset to dispatch indirectly from. When the count lives in
-   * a buffer also bound as writable storage (same page), it is copied to a
-   * stream-owned indirect buffer first: WebGPU forbids that usage conflict.
-   */
-  #indirectSource(
-    binding: BufferBinding,
-    n: number,
-    kernel: string,
-  ): { buffer: GPUBuffer; offset: number; page: Page } | null {
-    const r = this.resolveIndirect(binding, n, kernel);
-    if (r === null) return null;
-    const slice = r.slice;
-    this.usePage(slice.page);
-    const buffer = slice.page.storage.resource!;
-    const offset = slice.offset + binding.offsetStart;
-    if (!r.conflict) return { buffer, offset, page: slice.page };
-    if (this.#indirect === null) {
-      this.#indirect = this.#ctx.device.createBuffer({
-        label: `${this.label} indirect counts`,
-        size: INDIRECT_BYTES,
-        usage: GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST,
-      });
-    }
-    const at = this.#indirectUsed;
-    this.#indirectUsed += 16;
-    this.copy(slice.page, buffer, offset, this.#indirect, at, 12);
-    return { buffer: this.#indirect, offset: at, page: slice.page };
+    return this.#bindings.resolveIndirect(binding, n, kernel, pins);
   }
 
   /** Ends the open pass, if any (before copies, resolves, or a profile boundary). */
@@ -744,7 +536,7 @@ export class Stream implements QueueHost {
    * index for cross-stream pins, the new epoch, deferred buffer destruction.
    */
   submit(): void {
-    if (this.#held !== null) this.#release(!this.#held.known);
+    if (this.#held.current !== null) this.#held.releaseNow();
     const q = this.queue;
     q.endPass();
     if (this.profiler !== null && this.profiler.unresolved) this.profiler.resolve(q.encoder());
@@ -761,7 +553,7 @@ export class Stream implements QueueHost {
     this.epoch++;
     for (const desc of this.#pinsPending) ctx.pinUntil(ctx.submitIndex, desc);
     this.#pinsPending.length = 0;
-    this.#indirectUsed = 0;
+    this.#indirects.reset();
     this.storage.flush();
     if (ctx.logger.launches) {
       ctx.logger.log("stream", `${this.label}: submit #${ctx.submitIndex} (${n} command buffers)`);
@@ -794,56 +586,7 @@ export class Stream implements QueueHost {
    */
   write(slice: Slice, offset: number, data: Uint8Array, owner: StreamId, exact = false): void {
     this.#ctx.current = this;
-    if (data.byteLength === 0) return;
-    const tail = exact ? data.byteLength % 4 : 0;
-    const body = tail === 0 ? data : data.subarray(0, data.byteLength - tail);
-    if (body.byteLength > 0) this.#writeWords(slice, slice.offset + offset, body);
-    if (tail > 0) {
-      const word = slice.offset + offset + body.byteLength;
-      const bindStart = word - (word % this.#ctx.settings.storageOffsetAlignment);
-      const [keep, value] = tailWord(data, tail);
-      const binding = {
-        memory: slice.owner,
-        offsetStart: bindStart - slice.offset,
-        offsetEnd: 0,
-        stream: owner,
-        size: word + 4 - slice.offset,
-      };
-      const entry = this.#ctx.pipelines.get(BYTE_PATCH_KERNEL, 1, true);
-      this.launch(entry, [binding], new Uint32Array([(word - bindStart) / 4, keep, value]), 1, 1, 1, null);
-    }
-  }
-
-  #writeWords(slice: Slice, at: number, data: Uint8Array): void {
-    const page = slice.page;
-    const buffer = page.storage.resource!;
-    if (this.#held !== null) {
-      // Held launches may use this memory: hold the write too, with its own copy of the bytes.
-      this.usePage(page); // others that use this memory submit this stream (and its held write) first
-      const copy = new Uint8Array(alignUp(data.byteLength, 4));
-      copy.set(data);
-      slice.owner.pin(); // the memory must outlive a release before the held write is issued
-      this.#held.ops.push({ kind: "write", buffer, offset: at, data: copy, memory: slice.owner });
-      return;
-    }
-    this.settlePage(page);
-    // Deno accepts views over SharedArrayBuffer too; the cast only satisfies the DOM typings.
-    let src = data as Uint8Array<ArrayBuffer>;
-    if (src.byteLength % 4 !== 0) {
-      src = new Uint8Array(alignUp(data.byteLength, 4));
-      src.set(data);
-    }
-    const queue = this.#ctx.queue;
-    const { uploadChunkThreshold, uploadChunkSize } = this.#ctx.settings;
-    if (src.byteLength <= uploadChunkThreshold) {
-      queue.writeBuffer(buffer, at, src, 0, src.byteLength);
-      return;
-    }
-    for (let done = 0; done < src.byteLength; done += uploadChunkSize) {
-      const n = Math.min(uploadChunkSize, src.byteLength - done);
-      queue.writeBuffer(buffer, at + done, src, done, n);
-      queue.submit([]);
-    }
+    this.#writer.write(slice, offset, data, owner, exact);
   }
 
   /**
@@ -859,8 +602,8 @@ export class Stream implements QueueHost {
     const target = this.#ctx.submitIndex;
     await this.#ctx.queue.onSubmittedWorkDone();
     this.#ctx.completed(target);
-    await this.settle();
-    this.throwIfUnhealthy();
+    await this.#errors.settle();
+    this.#errors.throwIfAny();
   }
 
   /**
@@ -870,7 +613,7 @@ export class Stream implements QueueHost {
    * @throws {ServerUnhealthyError} When errors were queued.
    */
   flush(): Promise<void> {
-    if (this.#held === null) {
+    if (this.#held.current === null) {
       this.submit(); // at once, so a caller that does not await still gets its work submitted
       return this.#drain();
     }
@@ -881,16 +624,16 @@ export class Stream implements QueueHost {
   }
 
   async #drain(): Promise<void> {
-    await this.settle();
-    this.throwIfUnhealthy();
+    await this.#errors.settle();
+    this.#errors.throwIfAny();
   }
 
   /** Drops encoded work and GPU objects (client teardown). */
   destroy(): void {
-    this.#held = null;
+    this.#held.drop();
     this.queue.discard();
     this.#arena.buffer.destroy();
-    this.#indirect?.destroy();
+    this.#indirects.destroy();
     this.staging.clear();
     this.profiler?.destroy();
     this.storage.destroyAll();
