@@ -89,13 +89,15 @@ export class PoolPages {
   }
 
   /**
-   * Frees, in creation order, every page `free` picks; the others keep their order.
+   * Frees, in creation order, every page `free` picks; the others keep their
+   * order. The freed pages' slices are unlinked from their descriptors.
    *
    * @param free Decides whether a page goes; called once per page, in order.
    */
   freeWhere(free: (page: Page) => boolean): void {
     this.#pages = this.#pages.filter((page) => {
       if (!free(page)) return true;
+      for (const slice of page.slices) slice.detach();
       this.#storage.dealloc(page.storage);
       return false;
     });

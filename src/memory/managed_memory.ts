@@ -144,9 +144,18 @@ export class Slice {
   assignFresh(): ManagedMemory {
     const desc = new ManagedMemory(2, 2);
     desc.slice = this;
-    if (this.owner.slice === this) this.owner.slice = null;
+    this.detach();
     this.owner = desc;
     return desc;
+  }
+
+  /**
+   * Unlinks the slice from its descriptor (when the descriptor still points
+   * at it), so a stale handle to memory that is merged away or freed no
+   * longer reaches it and resolves as stale, whatever the pool.
+   */
+  detach(): void {
+    if (this.owner.slice === this) this.owner.slice = null;
   }
 }
 

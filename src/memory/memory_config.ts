@@ -8,6 +8,7 @@
 
 import { alignUp } from "../_util/align.ts";
 import { PoolConfigError } from "../errors.ts";
+import { MAX_SLICED_POOL_PAGES } from "./sliced_pool.ts";
 
 /** One pool of a custom layout. Sizes are in bytes and are rounded up to the device alignment. */
 export type PoolConfig =
@@ -190,10 +191,12 @@ export function resolveMemoryConfiguration(
             `${where}: maxPoolSize ${maxPoolSize} B is smaller than one page (${pageSize} B)`,
           );
         }
-        if (maxPoolSize !== undefined && Math.floor(maxPoolSize / pageSize) > 65535) {
+        if (maxPoolSize !== undefined && Math.floor(maxPoolSize / pageSize) > MAX_SLICED_POOL_PAGES) {
           throw new PoolConfigError(
             "too-many-pages",
-            `${where}: maxPoolSize / pageSize = ${Math.floor(maxPoolSize / pageSize)} pages, above 65535`,
+            `${where}: maxPoolSize / pageSize = ${
+              Math.floor(maxPoolSize / pageSize)
+            } pages, above ${MAX_SLICED_POOL_PAGES}`,
           );
         }
         return {

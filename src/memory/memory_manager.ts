@@ -217,11 +217,12 @@ export class MemoryManager {
     if (slice === null || slice.owner !== desc || desc.refs <= 1) {
       throw new IoError(
         "not-found",
-        slice === null
+        // Released first: once released, its slice may since have been merged or freed (and unlinked).
+        desc.refs <= 1
+          ? `${this.#label}: memory ${desc.id} was released`
+          : slice === null
           ? `${this.#label}: memory ${desc.id} was never initialized or was superseded`
-          : slice.owner !== desc
-          ? `${this.#label}: memory ${desc.id} points to a different allocation`
-          : `${this.#label}: memory ${desc.id} was released`,
+          : `${this.#label}: memory ${desc.id} points to a different allocation`,
       );
     }
     if (slice.page.storage.resource === null) this.#storage.materialize(slice.page.storage);

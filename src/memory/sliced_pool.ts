@@ -23,7 +23,8 @@ export interface SlicedPoolOptions {
   maxPoolSize?: number;
 }
 
-const MAX_PAGES = 65535;
+/** Most pages a sliced pool may hold (the configuration check uses it too). */
+export const MAX_SLICED_POOL_PAGES = 65535;
 
 /** Many allocations per `GPUBuffer`, first fit, coalescing. */
 export class SlicedPool implements MemoryPool {
@@ -49,7 +50,9 @@ export class SlicedPool implements MemoryPool {
     }
     this.#pageSize = page;
     this.#maxSlice = Math.min(options.maxSliceSize, page);
-    this.#maxPages = this.#cap === undefined ? MAX_PAGES : Math.min(MAX_PAGES, Math.floor(this.#cap / page));
+    this.#maxPages = this.#cap === undefined
+      ? MAX_SLICED_POOL_PAGES
+      : Math.min(MAX_SLICED_POOL_PAGES, Math.floor(this.#cap / page));
   }
 
   get shape(): PoolShape {
@@ -126,7 +129,6 @@ export class SlicedPool implements MemoryPool {
       coalesce(page);
       const only = page.slices[0]!;
       if (page.slices.length !== 1 || !only.isFree()) return false;
-      detach(only);
       return true;
     });
   }
@@ -142,15 +144,10 @@ function coalesce(page: Page): void {
     if (a.isFree() && b.isFree()) {
       a.size = a.effectiveSize + b.effectiveSize;
       a.padding = 0;
-      detach(b);
+      b.detach();
       slices.splice(i + 1, 1);
     } else {
       i++;
     }
   }
-}
-
-/** Unlinks a slice that is going away from its descriptor, so a stale handle no longer reaches it. */
-function detach(slice: Slice): void {
-  if (slice.owner.slice === slice) slice.owner.slice = null;
 }

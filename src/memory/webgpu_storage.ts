@@ -135,7 +135,7 @@ export class WebGpuStorage implements ComputeStorage {
 
   /** Destroys every buffer still queued, regardless of pending work (device teardown). */
   destroyAll(): void {
-    for (const h of this.#pending) this.#destroy(h);
+    for (const h of this.#pending) if (this.#destroy(h)) this.#o.onDestroy?.(h.id);
     this.#pending.length = 0;
   }
 
