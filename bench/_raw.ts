@@ -1,8 +1,9 @@
 /**
  * The raw WebGPU side of the benches: bind group layouts, pipelines and bind
  * groups made directly on the device, without the runtime, for the baselines
- * the runtime is measured against. Only setup lives here; every timed loop
- * stays in its bench file.
+ * the runtime is measured against, and the raw dispatch loop both graph
+ * benches time (`encodeAlternating`); every other timed loop stays in its
+ * bench file.
  */
 
 /**
@@ -55,4 +56,46 @@ export function bindBuffers(device: GPUDevice, layout: GPUBindGroupLayout, buffe
     layout,
     entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
   });
+}
+
+/**
+ * The graph benches' raw floor: `reps` repetitions of a sequence of `length`
+ * dispatches alternating two pipelines over one bind group, encoded into an
+ * open pass, with `setPipeline` only when the pipeline changes. The bind group
+ * is set at every dispatch, or, with `skipRepeatedBinds`, only when the
+ * pipeline changed (the saving the runtime makes).
+ *
+ * @param pass The open pass.
+ * @param options Pipelines (even, odd positions), bind group, repetitions,
+ * sequence length, workgroups per dispatch, and whether repeated binds are skipped.
+ */
+export function encodeAlternating(
+  pass: GPUComputePassEncoder,
+  options: {
+    pipelines: readonly [GPUComputePipeline, GPUComputePipeline];
+    bindGroup: GPUBindGroup;
+    reps: number;
+    length: number;
+    groups: number;
+    skipRepeatedBinds: boolean;
+  },
+): void {
+  const { pipelines: [even, odd], bindGroup, reps, length, groups, skipRepeatedBinds } = options;
+  let last: GPUComputePipeline | null = null;
+  let bound = false;
+  for (let r = 0; r < reps; r++) {
+    for (let i = 0; i < length; i++) {
+      const p = i % 2 === 0 ? even : odd;
+      if (p !== last) {
+        pass.setPipeline(p);
+        last = p;
+        bound = false;
+      }
+      if (!bound) {
+        pass.setBindGroup(0, bindGroup);
+        bound = skipRepeatedBinds;
+      }
+      pass.dispatchWorkgroups(groups);
+    }
+  }
 }

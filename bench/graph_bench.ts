@@ -29,7 +29,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, encodeAlternating, rawPipelines, storageLayout } from "./_raw.ts";
 
 const client = await createClient({ tasksMax: 4096 });
 const device = client.server.device;
@@ -63,7 +63,7 @@ const flushAndSettle = () => {
 };
 
 const layout = storageLayout(device, 2);
-const [rawMix, rawCopy] = rawPipelines(device, layout, [WGSL_MIX, WGSL_COPY]);
+const pipelines = rawPipelines(device, layout, [WGSL_MIX, WGSL_COPY]);
 
 const LENGTHS = (Deno.env.get("LENGTHS") ?? "1,10,100,1000").split(",").map(Number);
 const SIZES = [{ name: "1 workgroup", groups: 1 }, { name: "256 workgroups", groups: 256 }];
@@ -89,56 +89,21 @@ for (const size of SIZES) {
     await client.sync();
     const group = `L=${length}, ${size.name} (${reps * length} dispatches per iteration)`;
 
-    Deno.bench({ group, name: "raw WebGPU floor", baseline: true, n: N, warmup: WARMUP }, (t) => {
+    const rawLoop = (t: Deno.BenchContext, skipRepeatedBinds: boolean) => {
       const encoder = device.createCommandEncoder();
       const pass = encoder.beginComputePass();
-      let last: GPUComputePipeline | null = null;
+      const options = { pipelines, bindGroup: rawBg, reps, length, groups: size.groups, skipRepeatedBinds };
       t.start();
-      for (let r = 0; r < reps; r++) {
-        for (let i = 0; i < length; i++) {
-          const p = i % 2 === 0 ? rawMix : rawCopy;
-          if (p !== last) {
-            pass.setPipeline(p);
-            last = p;
-          }
-          pass.setBindGroup(0, rawBg);
-          pass.dispatchWorkgroups(size.groups);
-        }
-      }
+      encodeAlternating(pass, options);
       t.end();
       pass.end();
       device.queue.submit([encoder.finish()]);
       settle();
-    });
-
+    };
+    Deno.bench({ group, name: "raw WebGPU floor", baseline: true, n: N, warmup: WARMUP }, (t) => rawLoop(t, false));
     // The same floor with the one saving the runtime makes: a bind group already
     // bound under the same pipeline is not set again (only L = 1 repeats one).
-    Deno.bench({ group, name: "raw, repeated binds skipped", n: N, warmup: WARMUP }, (t) => {
-      const encoder = device.createCommandEncoder();
-      const pass = encoder.beginComputePass();
-      let last: GPUComputePipeline | null = null;
-      let bound = false;
-      t.start();
-      for (let r = 0; r < reps; r++) {
-        for (let i = 0; i < length; i++) {
-          const p = i % 2 === 0 ? rawMix : rawCopy;
-          if (p !== last) {
-            pass.setPipeline(p);
-            last = p;
-            bound = false;
-          }
-          if (!bound) {
-            pass.setBindGroup(0, rawBg);
-            bound = true;
-          }
-          pass.dispatchWorkgroups(size.groups);
-        }
-      }
-      t.end();
-      pass.end();
-      device.queue.submit([encoder.finish()]);
-      settle();
-    });
+    Deno.bench({ group, name: "raw, repeated binds skipped", n: N, warmup: WARMUP }, (t) => rawLoop(t, true));
 
     Deno.bench({ group, name: "graph.replay()", n: N, warmup: WARMUP }, (t) => {
       t.start();

@@ -18,7 +18,7 @@
 
 import process from "node:process";
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, encodeAlternating, rawPipelines, storageLayout } from "./_raw.ts";
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const REPS = Number(Deno.env.get("REPS") ?? 300);
@@ -33,7 +33,7 @@ const COPY = WGSL("b[g.x] = a[g.x];");
 const mix = defineKernel({ name: "mix", wgsl: MIX });
 const copy = defineKernel({ name: "copy", wgsl: COPY });
 const layout = storageLayout(device, 2);
-const [rawMix, rawCopy] = rawPipelines(device, layout, [MIX, COPY]);
+const pipelines = rawPipelines(device, layout, [MIX, COPY]);
 const a = client.create(new Float32Array(64).fill(1));
 const b = client.create(new Float32Array(64).fill(2));
 const rawBuffers = [0, 1].map(() => device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE }));
@@ -48,24 +48,8 @@ const quiesce = () => void device.queue.onSubmittedWorkDone();
 function rawLoop(reps: number, length: number, skipRepeatedBinds: boolean): number {
   const encoder = device.createCommandEncoder();
   const pass = encoder.beginComputePass();
-  let last: GPUComputePipeline | null = null;
-  let bound = false;
   const t0 = now();
-  for (let k = 0; k < reps; k++) {
-    for (let i = 0; i < length; i++) {
-      const p = i % 2 === 0 ? rawMix : rawCopy;
-      if (p !== last) {
-        pass.setPipeline(p);
-        last = p;
-        bound = false;
-      }
-      if (!bound) {
-        pass.setBindGroup(0, rawBg);
-        bound = skipRepeatedBinds;
-      }
-      pass.dispatchWorkgroups(1);
-    }
-  }
+  encodeAlternating(pass, { pipelines, bindGroup: rawBg, reps, length, groups: 1, skipRepeatedBinds });
   const ns = ((now() - t0) / (reps * length)) * 1e6;
   pass.end();
   device.queue.submit([encoder.finish()]);
