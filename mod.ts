@@ -49,6 +49,7 @@ export * from "./src/stream/info_arena.ts";
 export * from "./src/stream/staging_pool.ts";
 export * from "./src/stream/command_queue.ts";
 export * from "./src/stream/speculation.ts";
+export type { IndirectSource } from "./src/stream/indirect_counts.ts";
 export * from "./src/stream/stream.ts";
 export * from "./src/stream/stream_reader.ts";
 export * from "./src/server/types.ts";

@@ -14,6 +14,7 @@ import { alignUp } from "../_util/align.ts";
 import type { GraphId } from "../ids.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page } from "../memory/managed_memory.ts";
+import type { IndirectSource } from "../stream/indirect_counts.ts";
 
 /** One launch captured while recording. */
 export interface RecordedDispatch {
@@ -64,9 +65,9 @@ export interface ReplayTask {
   /** Static counts. */
   readonly z: number;
   /** Indirect source, or null. */
-  readonly indirect: { buffer: GPUBuffer; offset: number } | null;
+  readonly indirect: IndirectSource | null;
   /** When set, copy 12 bytes from here into `indirect` before dispatching. */
-  readonly copyFrom: { buffer: GPUBuffer; offset: number } | null;
+  readonly copyFrom: IndirectSource | null;
   /** The pipeline differs from the previous task's (always true for the first). */
   readonly pipelineChanges: boolean;
   /**

@@ -29,14 +29,10 @@ export interface HeldWorkParts {
   readonly pins: ManagedMemory[];
   /** The stream's one-word dynamic offset array. */
   readonly dyn: Uint32Array;
-  /** Dispatches per submit. */
-  readonly tasksMax: number;
   /** Appends info words to the arena (submitting first when it is full) and returns their offset. */
   readonly pushInfo: (info: InfoWords) => number;
   /** Marks pages used by the batch being encoded. */
   readonly markPages: (pages: readonly Page[]) => void;
-  /** While profiling, names and closes a dispatch's own pass. */
-  readonly closeTimedPass: (name: string) => void;
 }
 
 /** The held work of one stream. */
@@ -150,14 +146,8 @@ export class HeldWork {
       const segment = entry.state === "pending" && isolate ? entry : null;
       if (segment !== q.segment) q.switchSegment(segment);
       parts.markPages(op.pages); // the batch may have changed since the launch was held
-      const pass = q.pass ?? q.openPass();
-      q.setPipeline(pass, entry.pipeline);
-      q.setBindGroup(pass, op.bindGroup, op.info === null ? null : parts.dyn);
-      if (op.indirect !== null) pass.dispatchWorkgroupsIndirect(op.indirect, op.indirectOffset);
-      else pass.dispatchWorkgroups(op.x, op.y, op.z);
-      q.commands++;
-      if (stream.timestamping) parts.closeTimedPass(entry.kernel.name);
-      if (++q.tasks >= parts.tasksMax) stream.submit();
+      const dynamic = op.info === null ? null : parts.dyn;
+      stream.encodeDispatch(entry.pipeline, op.bindGroup, dynamic, op.x, op.y, op.z, op.indirect, entry.kernel.name);
     }
   }
 }

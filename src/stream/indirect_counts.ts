@@ -14,6 +14,14 @@ import type { BindingResolver } from "./binding_resolver.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { Stream } from "./stream.ts";
 
+/** Where an indirect dispatch reads its three u32 workgroup counts. */
+export interface IndirectSource {
+  /** The buffer holding the counts. */
+  readonly buffer: GPUBuffer;
+  /** Byte offset of the counts. */
+  readonly offset: number;
+}
+
 /** Bytes of the stream-owned indirect buffer (16 per copied count). */
 const INDIRECT_BYTES = 4096;
 
@@ -56,7 +64,7 @@ export class IndirectCounts {
     binding: BufferBinding,
     n: number,
     kernel: string,
-  ): { buffer: GPUBuffer; offset: number; page: Page } | null {
+  ): IndirectSource & { page: Page } | null {
     const r = this.#bindings.resolveIndirect(binding, n, kernel);
     if (r === null) return null;
     const stream = this.#stream;

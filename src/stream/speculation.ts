@@ -14,6 +14,7 @@
  * @module
  */
 
+import type { IndirectSource } from "./indirect_counts.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page } from "../memory/managed_memory.ts";
 
@@ -36,10 +37,8 @@ export type HeldOp =
     readonly y: number;
     /** Static counts. */
     readonly z: number;
-    /** Indirect source, or null. */
-    readonly indirect: GPUBuffer | null;
-    /** Offset in the indirect source. */
-    readonly indirectOffset: number;
+    /** Indirect source (buffer and offset of the three counts), or null. */
+    readonly indirect: IndirectSource | null;
   }
   | {
     /** A buffer-to-buffer copy. */

@@ -42,7 +42,7 @@ import type { StreamId } from "../ids.ts";
 import { ErrorQueue } from "./error_queue.ts";
 import { HeldWork } from "./held_work.ts";
 import { BindingResolver } from "./binding_resolver.ts";
-import { IndirectCounts } from "./indirect_counts.ts";
+import { IndirectCounts, type IndirectSource } from "./indirect_counts.ts";
 import { StreamWriter } from "./stream_writer.ts";
 import { encodeReplay } from "./graph_replay.ts";
 
@@ -151,10 +151,8 @@ export class Stream implements QueueHost {
       errors,
       pins,
       dyn: this.#dyn,
-      tasksMax: this.#tasksMax,
       pushInfo: (info) => this.#pushInfo(info),
       markPages: (pages) => this.#markPages(pages),
-      closeTimedPass: (name) => this.#closeTimedPass(name),
     });
     this.#writer = new StreamWriter({ stream: this, ctx, held: this.#held });
   }
@@ -362,21 +360,16 @@ export class Stream implements QueueHost {
         m.arenaId = arenaId;
       }
     }
-    let indirectBuffer: GPUBuffer | null = null;
-    let indirectOffset = 0;
-    let indirectPage: Page | null = null;
+    let source: (IndirectSource & { page: Page }) | null = null;
     if (indirect !== null) {
-      const r = this.#indirects.source(indirect, n, entry.kernel.name);
-      if (r === null) return;
-      indirectBuffer = r.buffer;
-      indirectOffset = r.offset;
-      indirectPage = r.page;
+      source = this.#indirects.source(indirect, n, entry.kernel.name);
+      if (source === null) return;
     }
     if (hold) {
       const pages: Page[] = [];
       for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
       // The count page too: a write into the counts must wait for this dispatch.
-      if (indirectPage !== null) pages.push(indirectPage);
+      if (source !== null) pages.push(source.page);
       const words = info === null
         ? null
         : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength));
@@ -389,23 +382,49 @@ export class Stream implements QueueHost {
         x,
         y,
         z,
-        indirect: indirectBuffer,
-        indirectOffset,
+        indirect: source,
       });
       return;
     }
+    let dynamic: Uint32Array | null = null;
+    if (info !== null) (dynamic = this.#dyn)[0] = offset;
+    this.encodeDispatch(entry.pipeline, bindGroup, dynamic, x, y, z, source, entry.kernel.name);
+  }
+
+  /**
+   * Encodes one resolved dispatch into the open pass (opening one when
+   * needed), counts it, closes its pass while profiling, and submits every
+   * `tasksMax` dispatches. Launches, released held launches and replays that
+   * cannot take the tight loop all end here. Positional arguments: it runs
+   * once per launch, and an options object would be an allocation per launch.
+   *
+   * @param pipeline The pipeline.
+   * @param bindGroup The bind group of group 0.
+   * @param dynamic Its one dynamic offset (the info words), or null.
+   * @param x Workgroups along x (ignored with `indirect`).
+   * @param y Workgroups along y.
+   * @param z Workgroups along z.
+   * @param indirect Where the counts are read from, or null.
+   * @param name Kernel name, for the profiler.
+   */
+  encodeDispatch(
+    pipeline: GPUComputePipeline,
+    bindGroup: GPUBindGroup,
+    dynamic: Uint32Array | null,
+    x: number,
+    y: number,
+    z: number,
+    indirect: IndirectSource | null,
+    name: string,
+  ): void {
     const q = this.queue;
     const pass = q.pass ?? q.openPass();
-    q.setPipeline(pass, entry.pipeline);
-    if (info === null) q.setBindGroup(pass, bindGroup, null);
-    else {
-      this.#dyn[0] = offset;
-      q.setBindGroup(pass, bindGroup, this.#dyn);
-    }
-    if (indirectBuffer !== null) pass.dispatchWorkgroupsIndirect(indirectBuffer, indirectOffset);
+    q.setPipeline(pass, pipeline);
+    q.setBindGroup(pass, bindGroup, dynamic);
+    if (indirect !== null) pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
     else pass.dispatchWorkgroups(x, y, z);
     q.commands++;
-    if (this.timestamping) this.#closeTimedPass(entry.kernel.name);
+    if (this.timestamping) this.#closeTimedPass(name);
     if (++q.tasks >= this.#tasksMax) this.submit();
   }
 
@@ -477,29 +496,13 @@ export class Stream implements QueueHost {
     if (this.#held.current !== null) this.#held.releaseNow();
     if (q.segment !== null) q.switchSegment(null);
     this.#markPages(graph.pages);
-    const tasks = graph.tasks;
-    const max = this.#tasksMax;
-    let pass = q.pass ?? q.openPass();
-    for (let i = 0; i < tasks.length; i++) {
-      const t = tasks[i]!;
+    for (const t of graph.tasks) {
       const indirect = t.indirect;
       if (t.copyFrom !== null) {
         q.encoder().copyBufferToBuffer(t.copyFrom.buffer, t.copyFrom.offset, indirect!.buffer, indirect!.offset, 12);
-        pass = q.openPass();
       }
-      q.setPipeline(pass, t.pipeline);
-      q.setBindGroup(pass, t.bindGroup, t.dynamic);
-      if (indirect === null) pass.dispatchWorkgroups(t.x, t.y, t.z);
-      else pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
-      q.commands++;
-      if (this.timestamping || ++q.tasks >= max) {
-        if (this.timestamping) {
-          this.#closeTimedPass(t.name);
-          if (++q.tasks >= max) this.submit();
-        } else this.submit();
-        if (q.tasks === 0) this.#markPages(graph.pages);
-        pass = q.pass ?? q.openPass();
-      }
+      this.encodeDispatch(t.pipeline, t.bindGroup, t.dynamic, t.x, t.y, t.z, indirect, t.name);
+      if (q.tasks === 0) this.#markPages(graph.pages); // it submitted: the next batch uses the pages too
     }
   }
 
@@ -602,8 +605,7 @@ export class Stream implements QueueHost {
     const target = this.#ctx.submitIndex;
     await this.#ctx.queue.onSubmittedWorkDone();
     this.#ctx.completed(target);
-    await this.#errors.settle();
-    this.#errors.throwIfAny();
+    await this.#drain();
   }
 
   /**
@@ -623,6 +625,7 @@ export class Stream implements QueueHost {
     });
   }
 
+  /** Waits for pending checks, then throws `ServerUnhealthyError` when errors were queued. */
   async #drain(): Promise<void> {
     await this.#errors.settle();
     this.#errors.throwIfAny();
