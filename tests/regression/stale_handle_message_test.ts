@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { LaunchError, type PoolConfig, ServerUnhealthyError } from "../../mod.ts";
-import { incKernel, withClient } from "../_gpu.ts";
+import { incKernel, readU32, withClient } from "../_gpu.ts";
 
 const POOLS: PoolConfig[] = [
   { kind: "sliced", pageSize: 1 << 16 },
@@ -37,7 +37,7 @@ for (const pool of POOLS) {
       });
       // The stream is usable afterwards.
       const y = client.create(new Uint32Array([1, 2]));
-      assert.deepEqual([...new Uint32Array((await client.read(y)).buffer)], [1, 2]);
+      assert.deepEqual([...await readU32(client, y)], [1, 2]);
     });
   });
 }
