@@ -99,3 +99,15 @@ export function encodeAlternating(
     }
   }
 }
+
+/**
+ * Blocks until the device has run everything submitted: Deno polls the device
+ * inside `onSubmittedWorkDone()` itself. The promise resolves about 10 ms
+ * later and nothing awaits it, so the caller's thread never sleeps (an await
+ * would, and the encoding after such a sleep runs on cold caches).
+ *
+ * @param device The device.
+ */
+export function blockUntilIdle(device: GPUDevice): void {
+  void device.queue.onSubmittedWorkDone();
+}

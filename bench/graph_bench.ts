@@ -29,7 +29,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, encodeAlternating, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, blockUntilIdle, encodeAlternating, rawPipelines, storageLayout } from "./_raw.ts";
 
 const client = await createClient({ tasksMax: 4096 });
 const device = client.server.device;
@@ -48,18 +48,13 @@ const WGSL_COPY = `
 const mix = defineKernel({ name: "mix", wgsl: WGSL_MIX });
 const copy = defineKernel({ name: "copy", wgsl: WGSL_COPY });
 
-/**
- * Blocks until the device has run everything submitted: Deno polls the device
- * inside the call (the promise itself resolves ~10 ms later; nothing awaits it).
- */
-const settle = () => void device.queue.onSubmittedWorkDone();
-/** Submits the client's work at once (a flush does so before it returns), then settles. */
+/** Submits the client's work at once (a flush does so before it returns), then blocks until the device is idle. */
 const flushAndSettle = () => {
   client.flush().catch((e) => {
     console.error(e);
     Deno.exit(1);
   });
-  settle();
+  blockUntilIdle(device);
 };
 
 const layout = storageLayout(device, 2);
@@ -98,7 +93,7 @@ for (const size of SIZES) {
       t.end();
       pass.end();
       device.queue.submit([encoder.finish()]);
-      settle();
+      blockUntilIdle(device);
     };
     Deno.bench({ group, name: "raw WebGPU floor", baseline: true, n: N, warmup: WARMUP }, (t) => rawLoop(t, false));
     // The same floor with the one saving the runtime makes: a bind group already

@@ -18,7 +18,7 @@
 
 import process from "node:process";
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, encodeAlternating, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, blockUntilIdle, encodeAlternating, rawPipelines, storageLayout } from "./_raw.ts";
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const REPS = Number(Deno.env.get("REPS") ?? 300);
@@ -41,8 +41,6 @@ const rawBg = bindBuffers(device, layout, rawBuffers);
 const stream = client.server.stream(0);
 const one = [1];
 const ab = [a, b];
-/** Blocks until the device has finished everything submitted (Deno polls it inside the call). */
-const quiesce = () => void device.queue.onSubmittedWorkDone();
 
 /** Times one raw encoding of `total` dispatches into a fresh pass, in ns per dispatch. */
 function rawLoop(reps: number, length: number, skipRepeatedBinds: boolean): number {
@@ -53,7 +51,7 @@ function rawLoop(reps: number, length: number, skipRepeatedBinds: boolean): numb
   const ns = ((now() - t0) / (reps * length)) * 1e6;
   pass.end();
   device.queue.submit([encoder.finish()]);
-  quiesce();
+  blockUntilIdle(device);
   return ns;
 }
 
@@ -63,7 +61,7 @@ function clientLoop(total: number, encode: () => void): number {
   encode();
   const ns = ((now() - t0) / total) * 1e6;
   stream.submit();
-  quiesce();
+  blockUntilIdle(device);
   return ns;
 }
 
