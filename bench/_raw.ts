@@ -101,13 +101,49 @@ export function encodeAlternating(
 }
 
 /**
- * Blocks until the device has run everything submitted: Deno polls the device
- * inside `onSubmittedWorkDone()` itself. The promise resolves about 10 ms
- * later and nothing awaits it, so the caller's thread never sleeps (an await
- * would, and the encoding after such a sleep runs on cold caches).
+ * Blocks until the device has run everything submitted and has finished the
+ * work that follows completion, so that a timed encoding after it starts on a
+ * quiet device.
+ *
+ * Deno polls the device inside `onSubmittedWorkDone()` itself. The promise
+ * resolves about 10 ms later and nothing awaits it, so the caller's thread
+ * never sleeps (an await would, and the encoding after such a sleep runs on
+ * cold caches). When the poll returns, the device still has work of its own
+ * to finish on another thread (68–110 µs on the 2-core VM with llvmpipe,
+ * longer with more live GPU objects), and `createCommandEncoder` waits for
+ * it. A raw loop that creates its encoder after the wait pays that outside its
+ * timed region; encoding into a pass opened before the wait (as a stream
+ * does, right after its submit) would instead overlap it and run 5–45%
+ * slower. So every variant waits for it here, through one throwaway encoder.
  *
  * @param device The device.
  */
 export function blockUntilIdle(device: GPUDevice): void {
   void device.queue.onSubmittedWorkDone();
+  device.createCommandEncoder({ label: "bench settle encoder" }).finish({ label: "bench settle commands" });
+}
+
+/**
+ * Runs every variant once per rep, in an order shuffled afresh each rep from
+ * a fixed seed, so that each variant follows every other about equally often
+ * (a rotation keeps the same predecessor, which biased the breakdowns).
+ *
+ * @param names The variants' names.
+ * @param reps Repetitions.
+ * @param run Runs one variant.
+ */
+export function interleave(names: readonly string[], reps: number, run: (name: string) => void): void {
+  let seed = 0x2545f491;
+  const random = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  const order = [...names];
+  for (let rep = 0; rep < reps; rep++) {
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    for (const name of order) run(name);
+  }
 }

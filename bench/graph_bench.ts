@@ -7,7 +7,8 @@
  *
  * Each timed iteration encodes about 1,024 dispatches (⌈1024 / L⌉ repetitions
  * of the sequence), and only encoding is timed: submits happen outside the
- * timed region, and each iteration then blocks until the device is idle,
+ * timed region, and each iteration then blocks until the device is idle and
+ * has finished its post-completion work (`blockUntilIdle` in `_raw.ts`),
  * because on the software adapter the device is the same CPU cores and its
  * execution of one iteration's dispatches would otherwise overlap the next
  * iteration's timed encoding. It blocks rather than awaits: an await sleeps

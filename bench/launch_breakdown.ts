@@ -9,7 +9,7 @@
 
 import process from "node:process";
 import { createClient, defineKernel, type PipelineEntry } from "../mod.ts";
-import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, interleave, rawPipelines, storageLayout } from "./_raw.ts";
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const N = Number(Deno.env.get("N") ?? 1024);
@@ -78,10 +78,8 @@ const variants: [string, () => void][] = [
     stream.submit();
   }],
 ];
-for (let rep = 0; rep < REPS; rep++) {
-  // Rotate the order so no variant always runs right after the same one.
-  for (let j = 0; j < variants.length; j++) variants[(rep + j) % variants.length]![1]();
-}
+const byName = new Map(variants);
+interleave([...byName.keys()], REPS, (name) => byName.get(name)!());
 await client.sync();
 for (const [name, v] of Object.entries(results)) {
   v.sort((a, b) => a - b);

@@ -2,15 +2,17 @@
  * Graph replay against the raw floor, measured the robust way: the same
  * sequences (L launches alternating two kernels, repeated to about 1,024
  * dispatches) encoded through raw WebGPU, `graph.replay()` and
- * `client.launch`, interleaved rep by rep, reporting the minimum, p10 and
+ * `client.launch`, interleaved rep by rep in a shuffled order (`interleave`
+ * in `_raw.ts`), reporting the minimum, p10 and
  * median host ns per dispatch. Two raw loops: the floor (`setBindGroup` at
  * every dispatch) and the floor with repeated binds skipped (the saving the
  * runtime makes; it differs from the floor only at L = 1).
  *
  * Only encoding is timed; submits are outside, and after each submit the
- * script blocks until the device is idle, so that on the software adapter
- * (whose "device" is the same CPU cores) the execution of one variant's
- * dispatches never overlaps the next variant's timed encoding. A diagnostic
+ * script blocks until the device is idle and done with its post-completion
+ * work (`blockUntilIdle`), so that on the software adapter (whose "device" is
+ * the same CPU cores) the execution of one variant's dispatches never
+ * overlaps the next variant's timed encoding. A diagnostic
  * script beside `graph_bench.ts`.
  *
  * Run: `deno run --allow-env bench/replay_breakdown.ts` (env `REPS`, default 300).
@@ -18,7 +20,7 @@
 
 import process from "node:process";
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, blockUntilIdle, encodeAlternating, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, blockUntilIdle, encodeAlternating, interleave, rawPipelines, storageLayout } from "./_raw.ts";
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const REPS = Number(Deno.env.get("REPS") ?? 300);
@@ -90,13 +92,7 @@ for (const length of [1, 10, 100, 1000]) {
   };
   const names = Object.keys(variants);
   const r: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
-  for (let rep = 0; rep < REPS; rep++) {
-    // Rotate the order so no variant always runs right after the same one.
-    for (let j = 0; j < names.length; j++) {
-      const name = names[(rep + j) % names.length]!;
-      r[name]!.push(variants[name]!());
-    }
-  }
+  interleave(names, REPS, (name) => r[name]!.push(variants[name]!()));
   await client.sync();
   for (const [label, q] of [["min", 0], ["p10", 0.1], ["median", 0.5]] as const) {
     const raw = quantile(r.raw!, q);
