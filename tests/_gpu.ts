@@ -74,31 +74,21 @@ export function addConstKernel(k: number): Kernel {
   return defineKernel({ name: `add-const-${k}`, wgsl: ADD_CONST_WGSL, constants: { K: k } });
 }
 
-/** dst[i] = src[i] * k + c (u32, wrapping) for i < n; info = [n, k, c] (12 bytes). */
-export const affineKernel: Kernel = defineKernel({
-  name: "affine",
-  wgsl: `
-struct Info { n: u32, k: u32, c: u32 }
-@group(0) @binding(0) var<storage, read_write> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+/** WGSL of dst[i] = src[i] * k + c for i < n, over `t` elements; info = [n, k, c]. */
+const affineWgsl = (t: "u32" | "f32") => `
+struct Info { n: u32, k: ${t}, c: ${t} }
+@group(0) @binding(0) var<storage, read_write> src: array<${t}>;
+@group(0) @binding(1) var<storage, read_write> dst: array<${t}>;
 @group(0) @binding(2) var<storage, read> info: Info;
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
   if (g.x < info.n) { dst[g.x] = src[g.x] * info.k + info.c; }
-}`,
-});
+}`;
+
+/** dst[i] = src[i] * k + c (u32, wrapping) for i < n; info = [n, k, c] (12 bytes). */
+export const affineKernel: Kernel = defineKernel({ name: "affine", wgsl: affineWgsl("u32") });
 
 /** dst[i] = src[i] * k + c for i < n; info = [n, k (f32 bits), c (f32 bits)]. */
-export const axpbKernel: Kernel = defineKernel({
-  name: "axpb",
-  wgsl: `
-struct Info { n: u32, k: f32, c: f32 }
-@group(0) @binding(0) var<storage, read_write> src: array<f32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
-@group(0) @binding(2) var<storage, read> info: Info;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < info.n) { dst[g.x] = src[g.x] * info.k + info.c; }
-}`,
-});
+export const axpbKernel: Kernel = defineKernel({ name: "axpb", wgsl: affineWgsl("f32") });
 
 /** Packs axpb info words. */
 export function axpbInfo(n: number, k: number, c: number): Uint32Array {
