@@ -3,7 +3,9 @@
  * groups made directly on the device, without the runtime, for the baselines
  * the runtime is measured against, and the raw dispatch loop both graph
  * benches time (`encodeAlternating`); every other timed loop stays in its
- * bench file.
+ * bench file. Also the two pieces of method the benches share: the idle wait
+ * between timed iterations (`blockUntilIdle`) and the shuffled interleaving
+ * of the diagnostic scripts (`interleave`).
  */
 
 /**
