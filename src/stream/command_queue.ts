@@ -216,10 +216,12 @@ export class CommandQueue {
    * segment's pipeline failed (its compile error is already queued).
    */
   #queueScopeError(popped: Promise<GPUError | null>, entry: PipelineEntry | null): void {
-    this.#host.track(popped.then(async (err) => {
+    this.#host.track(popped.then((err) => {
       if (err === null) return;
-      if (entry !== null) await entry.checked;
-      if (entry === null || entry.state !== "failed") this.#host.pushError(this.#batchError(err, entry));
+      if (entry === null) return this.#host.pushError(this.#batchError(err, null));
+      return entry.checked.then(() => {
+        if (entry.state !== "failed") this.#host.pushError(this.#batchError(err, entry));
+      });
     }));
   }
 

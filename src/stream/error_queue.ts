@@ -15,7 +15,14 @@ export class ErrorQueue {
   #slot: number;
   #onDrain: (errors: readonly ServerError[]) => void;
   #errors: ServerError[] = [];
-  #checks = new Set<Promise<unknown>>();
+  #pending = 0;
+  #idle: PromiseWithResolvers<void> | null = null;
+  #settled = (): void => {
+    if (--this.#pending > 0 || this.#idle === null) return;
+    const idle = this.#idle;
+    this.#idle = null;
+    idle.resolve();
+  };
   #pendingLaunches = new Map<PipelineEntry, number>();
 
   /**
@@ -49,13 +56,21 @@ export class ErrorQueue {
    * @param p The promise (its rejection is ignored).
    */
   track(p: Promise<unknown>): void {
-    const tracked = p.catch(() => {}).finally(() => this.#checks.delete(tracked));
-    this.#checks.add(tracked);
+    this.#pending++;
+    p.then(this.#settled, this.#settled);
   }
 
-  /** Waits until every tracked check has settled. */
-  async settle(): Promise<void> {
-    while (this.#checks.size > 0) await Promise.all(this.#checks);
+  /**
+   * Waits until every tracked check has settled, including checks tracked
+   * while it waits. All callers share one promise per busy period, so a
+   * caller that flushes again and again without yielding to the event loop
+   * adds nothing that grows with the checks still pending.
+   *
+   * @returns A promise that resolves once no check is pending.
+   */
+  settle(): Promise<void> {
+    if (this.#pending === 0) return Promise.resolve();
+    return (this.#idle ??= Promise.withResolvers<void>()).promise;
   }
 
   /**

@@ -84,3 +84,23 @@ Deno.test("a compile error names the kernel, and the stream stays unhealthy only
     await client.sync();
   });
 });
+
+Deno.test("500 flushes issued without yielding all settle, and a compile error among them is raised by exactly one", async () => {
+  await withClient(async (client) => {
+    const { defineKernel } = await import("../../mod.ts");
+    const bad = defineKernel({ name: "typo2", wgsl: "@compute @workgroup_size(1) fn main() { undefined_call(); }" });
+    const x = client.create(new Uint32Array(4));
+    const flushes: Promise<void>[] = [];
+    for (let i = 0; i < 500; i++) {
+      client.launch(i === 250 ? bad : incKernel, [1], [x]);
+      flushes.push(client.flush());
+    }
+    const outcomes = await Promise.allSettled(flushes);
+    const rejected = outcomes.flatMap((o) => o.status === "rejected" ? [o.reason] : []);
+    assert.equal(rejected.length, 1, "one flush raises the queued error, the others find the queue empty");
+    assert.ok(rejected[0] instanceof ServerUnhealthyError);
+    assert.ok(rejected[0].errors[0] instanceof CompilationError && rejected[0].errors[0].kernel === "typo2");
+    assert.deepEqual([...await readU32(client, x)], [499, 499, 499, 499]);
+    await client.sync();
+  });
+});
