@@ -102,12 +102,6 @@ export function encodeAlternating(
   }
 }
 
-/** `gc()` when the process runs with `--v8-flags=--expose-gc`. */
-const gc = (globalThis as { gc?: () => void }).gc;
-/** Idle waits between two collections. */
-const GC_EVERY = 32;
-let idleWaits = 0;
-
 /**
  * Blocks until the device has run everything submitted and has finished the
  * work that follows completion, so that a timed encoding after it starts on a
@@ -124,18 +118,9 @@ let idleWaits = 0;
  * does, right after its submit) would instead overlap it and run 5–45%
  * slower. So every variant waits for it here, through one throwaway encoder.
  *
- * With `--v8-flags=--expose-gc`, every 32nd wait first collects garbage
- * (while the device still runs, before the wait). Deno's encoder, pass and
- * command buffer objects each keep the native memory of what was recorded
- * (about 100 KB for 1,100 dispatches) until V8 collects them, and V8 does not
- * count that memory, so without collections the native heap grows by that
- * much every iteration (59 MB over 600 iterations of the raw floor) and the
- * encoding runs on ever fresher, colder memory, whatever the variant.
- *
  * @param device The device.
  */
 export function blockUntilIdle(device: GPUDevice): void {
-  if (gc !== undefined && ++idleWaits % GC_EVERY === 0) gc();
   void device.queue.onSubmittedWorkDone();
   device.createCommandEncoder({ label: "bench settle encoder" }).finish({ label: "bench settle commands" });
 }

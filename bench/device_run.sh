@@ -18,8 +18,8 @@ deno run --allow-env examples/demo.ts >> "$log" 2>&1
 benches="${BENCHES:-launch tasks_max transfer throughput memory}"
 for b in $benches; do
   echo "== bench $b" >> "$log"
-  NO_COLOR=1 deno bench --allow-env --v8-flags=--expose-gc "bench/${b}_bench.ts" >> "$log" 2>&1
-  NO_COLOR=1 deno bench --allow-env --v8-flags=--expose-gc --json "bench/${b}_bench.ts" > "$OUT/${b}.json" 2>/dev/null
+  NO_COLOR=1 deno bench --allow-env "bench/${b}_bench.ts" >> "$log" 2>&1
+  NO_COLOR=1 deno bench --allow-env --json "bench/${b}_bench.ts" > "$OUT/${b}.json" 2>/dev/null
 done
 if [ -n "${HUGETLB:-}" ]; then
   echo "== bench transfer with GLIBC_TUNABLES=glibc.malloc.hugetlb=1" >> "$log"

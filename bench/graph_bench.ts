@@ -39,16 +39,9 @@
  * The sequence alternates two kernels (an elementwise `a = a * 0.5 + b` and a
  * copy back), so the pipeline changes at every dispatch, as in real graphs.
  *
- * Deno's bench runner calls a case's iterations back to back without turning
- * the event loop, and V8 does not see the native memory each encoder and
- * command buffer keeps until collected (about 100 KB per iteration here). Run
- * with `--v8-flags=--expose-gc` so that the idle wait collects garbage every
- * 32 iterations for every variant (see `blockUntilIdle`); without it the
- * native heap grows all run long, and later groups run slower and noisier.
- *
- * Run: `deno bench --allow-env --v8-flags=--expose-gc bench/graph_bench.ts`
- * (with `LP_NUM_THREADS=0` on the software adapter for steadier figures; env
- * `LENGTHS=1,1000` picks sequence lengths, `WARMUP=` the warm-up iterations).
+ * Run: `deno bench --allow-env bench/graph_bench.ts` (with `LP_NUM_THREADS=0`
+ * on the software adapter for steadier figures; env `LENGTHS=1,1000` picks
+ * sequence lengths, `WARMUP=` the warm-up iterations).
  */
 
 import { createClient, defineKernel } from "../mod.ts";

@@ -15,8 +15,7 @@
  * overlaps the next variant's timed encoding. A diagnostic
  * script beside `graph_bench.ts`.
  *
- * Run: `deno run --allow-env --v8-flags=--expose-gc bench/replay_breakdown.ts` (env
- * `REPS`, default 300; the flag lets the idle wait collect garbage, see `blockUntilIdle`).
+ * Run: `deno run --allow-env bench/replay_breakdown.ts` (env `REPS`, default 300).
  */
 
 import process from "node:process";
