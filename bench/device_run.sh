@@ -3,6 +3,8 @@
 # the results under $OUT. Used with the `device` tool:
 #   bash ../shared/tools/device-prep.sh      # once, builds .device/
 #   run: carry [".device"], command "source .device/setup.sh && bash bench/device_run.sh"
+# Env: BENCHES (names, default all but graph), GRAPH_GROUPS=1 (graph_bench one
+# process per group, see graph_groups.sh), SKIP_TESTS=1, HUGETLB=1.
 set -uo pipefail
 OUT="${OUT:-/tmp/denogpu-out}"
 mkdir -p "$OUT"
@@ -21,6 +23,10 @@ for b in $benches; do
   NO_COLOR=1 deno bench --allow-env "bench/${b}_bench.ts" >> "$log" 2>&1
   NO_COLOR=1 deno bench --allow-env --json "bench/${b}_bench.ts" > "$OUT/${b}.json" 2>/dev/null
 done
+if [ -n "${GRAPH_GROUPS:-}" ]; then
+  echo "== graph_bench, one process per group" >> "$log"
+  GRAPH_OUT="$OUT/graph_groups" bash bench/graph_groups.sh >> "$log" 2>&1
+fi
 if [ -n "${HUGETLB:-}" ]; then
   echo "== bench transfer with GLIBC_TUNABLES=glibc.malloc.hugetlb=1" >> "$log"
   GLIBC_TUNABLES=glibc.malloc.hugetlb=1 NO_COLOR=1 deno bench --allow-env bench/transfer_bench.ts >> "$log" 2>&1
