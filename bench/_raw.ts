@@ -115,9 +115,8 @@ export function encodeAlternating(
  * longer with more live GPU objects), and `createCommandEncoder` waits for
  * it. A raw loop that creates its encoder after the wait pays that outside its
  * timed region; encoding into a pass opened before the wait (as a stream
- * did until it opened its pass at the first command) would instead overlap it
- * and run 5–45% slower. So every variant waits for it here, through one
- * throwaway encoder.
+ * does, right after its submit) would instead overlap it and run 5–45%
+ * slower. So every variant waits for it here, through one throwaway encoder.
  *
  * @param device The device.
  */

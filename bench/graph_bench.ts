@@ -30,9 +30,11 @@
  *
  * A third raw loop, "raw, encoder opened in the timed region", also times
  * making the encoder and pass, because the runtime's per-submission setup is
- * inside its own timed region: the stream opens its encoder and pass at the
- * first command after a submit. On the H200 the two raw loops differ by no
- * more than the host's noise.
+ * inside its own timed region: the stream opens its next pass right after a
+ * submit, and on the software adapter the first commands into a pass opened
+ * before the idle wait take 10–20 µs longer, about what making the encoder
+ * after the wait costs. On the H200 the two raw loops differ by no more than
+ * the host's noise.
  *
  * The sequence alternates two kernels (an elementwise `a = a * 0.5 + b` and a
  * copy back), so the pipeline changes at every dispatch, as in real graphs.

@@ -10,11 +10,8 @@
  * Every submit runs inside a validation error scope whose result is queued on
  * the stream.
  *
- * The encoder and pass are opened by the first command after a submit, not by
- * the submit: on the software adapter a pass opened at the submit, while the
- * device still ran, made the first commands recorded into it after an idle
- * wait take 70–90 µs longer in a quarter of the batches or more; opened when
- * needed, they cost a few µs once per batch.
+ * After each submit the next encoder and pass are opened at once, so the next
+ * launch pays neither (tens of µs each on some drivers).
  *
  * @module
  */
@@ -34,6 +31,8 @@ export interface QueueHost {
   track(p: Promise<unknown>): void;
   /** Timestamp writes for the next pass, or null when passes are not timed. */
   timedPass(label: string): GPUComputePassDescriptor | null;
+  /** True while every pass must be timed (no pass is opened ahead of time). */
+  readonly timestamping: boolean;
 }
 
 interface Finished {
@@ -255,6 +254,11 @@ export class CommandQueue {
     this.tasks = 0;
     this.#segment = null;
     return items.length;
+  }
+
+  /** Opens the next encoder and pass ahead of the next launch (after a submit). */
+  prepareNext(): void {
+    if (this.#ctx.lost === null && !this.#host.timestamping && this.pass === null) this.openPass();
   }
 
   /** Drops everything encoded (teardown). */

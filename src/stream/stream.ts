@@ -562,6 +562,7 @@ export class Stream implements QueueHost {
       ctx.logger.log("stream", `${this.label}: submit #${ctx.submitIndex} (${n} command buffers)`);
     }
     this.profiler?.submitted();
+    q.prepareNext();
   }
 
   /**
