@@ -218,7 +218,10 @@ export class CommandQueue {
   #queueScopeError(popped: Promise<GPUError | null>, entry: PipelineEntry | null): void {
     this.#host.track(popped.then((err) => {
       if (err === null) return;
-      if (entry === null) return this.#host.pushError(this.#batchError(err, null));
+      if (entry === null) {
+        this.#host.pushError(this.#batchError(err, null));
+        return;
+      }
       return entry.checked.then(() => {
         if (entry.state !== "failed") this.#host.pushError(this.#batchError(err, entry));
       });
