@@ -16,12 +16,14 @@
  * sleep runs on cold caches, 1.5–2× slower and scattered on the 2-core VM.
  * The client's `tasksMax` is above 1,024 here.
  *
- * Every case warms up for 200 iterations (env `WARMUP`) before its 100 timed
- * ones. The raw floor is one long loop, which V8 optimizes fully at once;
- * replay and launch are many short calls through the runtime, which V8 first
- * runs in its mid-tier (Maglev) code, 1.2–1.4× slower on the 2-core VM, and
- * optimizes fully only after thousands of calls. Timing them from the tenth
- * iteration, as before, measured that warm-up rather than the steady state.
+ * Every case runs 300 untimed iterations (env `WARMUP`) at its first call,
+ * before `Deno.bench` times 100. The raw floor is one long loop, which V8
+ * optimizes fully at once; replay and launch are many short calls through the
+ * runtime, which V8 first runs in its mid-tier (Maglev) code, 1.2–1.4× slower
+ * on the 2-core VM, and optimizes fully only after thousands of calls.
+ * `Deno.bench`'s own `warmup` option does not give that: it stops early
+ * (a case given `warmup: 200` was called about 106 times in all, and a 0.3 ms
+ * function 167 times for `n: 100`).
  *
  * Beside the floor, "raw, repeated binds skipped" is the same loop with the
  * one saving the runtime makes on every path: a bind group already bound
@@ -35,6 +37,11 @@
  * before the idle wait take 10–20 µs longer, about what making the encoder
  * after the wait costs. On the H200 the two raw loops differ by no more than
  * the host's noise.
+ *
+ * A fourth, "raw, on the runtime's buffers", is the floor's loop over the
+ * runtime's own memory: `a` and `b` are slices of one pool page, as in the
+ * graph. It separates what the memory layout costs from what the runtime's
+ * code costs (`bench/RESULTS.md` has what it showed).
  *
  * The sequence alternates two kernels (an elementwise `a = a * 0.5 + b` and a
  * copy back), so the pipeline changes at every dispatch, as in real graphs.
@@ -91,7 +98,22 @@ const SIZES = (Deno.env.get("WORKGROUPS") ?? "1,256").split(",").map(Number)
   .map((groups) => ({ name: groups === 1 ? "1 workgroup" : `${groups} workgroups`, groups }));
 const TARGET = 1024;
 const N = 100;
-const WARMUP = Number(Deno.env.get("WARMUP") ?? 200);
+const WARMUP = Number(Deno.env.get("WARMUP") ?? 300);
+
+/** What an iteration times with: the bench's context, or nothing during the warm-up. */
+type Timer = Pick<Deno.BenchContext, "start" | "end">;
+const UNTIMED: Timer = { start() {}, end() {} };
+/** A bench function that first runs `WARMUP` untimed iterations, once. */
+const warmedUp = (iteration: (t: Timer) => void) => {
+  let cold = true;
+  return (t: Deno.BenchContext) => {
+    if (cold) {
+      for (let i = 0; i < WARMUP; i++) iteration(UNTIMED);
+      cold = false;
+    }
+    iteration(t);
+  };
+};
 
 for (const size of SIZES) {
   const n = size.groups * 64;
@@ -100,6 +122,15 @@ for (const size of SIZES) {
   const rawA = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE });
   const rawB = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE });
   const rawBg = bindBuffers(device, layout, [rawA, rawB]);
+  const [ra, rb] = [client.getResource(a), client.getResource(b)];
+  const poolBg = device.createBindGroup({
+    label: "bench raw bind group on the runtime's buffers",
+    layout,
+    entries: [ra, rb].map((r, binding) => ({
+      binding,
+      resource: { buffer: r.buffer, offset: r.offset, size: r.size },
+    })),
+  });
   const count = [size.groups];
   const ab = [a, b];
   for (const length of LENGTHS) {
@@ -111,7 +142,7 @@ for (const size of SIZES) {
     await client.sync();
     const group = `L=${length}, ${size.name} (${reps * length} dispatches per iteration)`;
 
-    const rawLoop = (t: Deno.BenchContext, skipRepeatedBinds: boolean, openInTimedRegion = false) => {
+    const rawLoop = (t: Timer, skipRepeatedBinds: boolean, openInTimedRegion = false) => {
       if (openInTimedRegion) t.start();
       const encoder = device.createCommandEncoder({ label: "bench raw encoder" });
       const pass = encoder.beginComputePass({ label: "bench raw pass" });
@@ -123,31 +154,57 @@ for (const size of SIZES) {
       device.queue.submit([encoder.finish()]);
       blockUntilIdle(device);
     };
-    Deno.bench({ group, name: "raw WebGPU floor", baseline: true, n: N, warmup: WARMUP }, (t) => rawLoop(t, false));
+    Deno.bench(
+      { group, name: "raw WebGPU floor", baseline: true, n: N },
+      warmedUp((t) => rawLoop(t, false)),
+    );
     // The same floor with the one saving the runtime makes: a bind group already
     // bound under the same pipeline is not set again (only L = 1 repeats one).
-    Deno.bench({ group, name: "raw, repeated binds skipped", n: N, warmup: WARMUP }, (t) => rawLoop(t, true));
+    Deno.bench({ group, name: "raw, repeated binds skipped", n: N }, warmedUp((t) => rawLoop(t, true)));
 
     // The floor with its per-submission setup (encoder and pass) timed too, as
     // the runtime's is; see the header.
     Deno.bench(
-      { group, name: "raw, encoder opened in the timed region", n: N, warmup: WARMUP },
-      (t) => rawLoop(t, false, true),
+      { group, name: "raw, encoder opened in the timed region", n: N },
+      warmedUp((t) => rawLoop(t, false, true)),
     );
 
-    Deno.bench({ group, name: "graph.replay()", n: N, warmup: WARMUP }, (t) => {
-      t.start();
-      for (let r = 0; r < reps; r++) graph.replay();
-      t.end();
-      flushAndSettle();
-    });
+    // The floor on the runtime's own memory: both bindings are slices of one
+    // pool page, as the graph's are; see the header.
+    Deno.bench(
+      { group, name: "raw, on the runtime's buffers", n: N },
+      warmedUp((t) => {
+        const encoder = device.createCommandEncoder({ label: "bench raw encoder" });
+        const pass = encoder.beginComputePass({ label: "bench raw pass" });
+        const options = { pipelines, bindGroup: poolBg, reps, length, groups: size.groups, skipRepeatedBinds: false };
+        t.start();
+        encodeAlternating(pass, options);
+        t.end();
+        pass.end();
+        device.queue.submit([encoder.finish()]);
+        blockUntilIdle(device);
+      }),
+    );
 
-    Deno.bench({ group, name: "client.launch", n: N, warmup: WARMUP }, (t) => {
-      t.start();
-      for (let r = 0; r < reps; r++) sequence();
-      t.end();
-      flushAndSettle();
-    });
+    Deno.bench(
+      { group, name: "graph.replay()", n: N },
+      warmedUp((t) => {
+        t.start();
+        for (let r = 0; r < reps; r++) graph.replay();
+        t.end();
+        flushAndSettle();
+      }),
+    );
+
+    Deno.bench(
+      { group, name: "client.launch", n: N },
+      warmedUp((t) => {
+        t.start();
+        for (let r = 0; r < reps; r++) sequence();
+        t.end();
+        flushAndSettle();
+      }),
+    );
   }
 }
 

@@ -5,7 +5,7 @@
 # graph_summary.ts. A fresh process per group keeps every group out of the
 # drift that thousands of iterations without yielding build up (see the
 # header of graph_bench.ts).
-#   bash bench/graph_groups.sh            # all groups
+#   bash bench/graph_groups.sh            # all groups (about 20 minutes on a 2-core VM with llvmpipe)
 #   LENGTHS="10 100" WORKGROUPS="1" bash bench/graph_groups.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
