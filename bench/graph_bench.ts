@@ -142,11 +142,16 @@ for (const size of SIZES) {
     await client.sync();
     const group = `L=${length}, ${size.name} (${reps * length} dispatches per iteration)`;
 
-    const rawLoop = (t: Timer, skipRepeatedBinds: boolean, openInTimedRegion = false) => {
+    /** One raw iteration: the floor's loop, with the variants' switches. */
+    const rawLoop = (
+      t: Timer,
+      variant: { skipRepeatedBinds?: boolean; openInTimedRegion?: boolean; bindGroup?: GPUBindGroup } = {},
+    ) => {
+      const { skipRepeatedBinds = false, openInTimedRegion = false, bindGroup = rawBg } = variant;
       if (openInTimedRegion) t.start();
       const encoder = device.createCommandEncoder({ label: "bench raw encoder" });
       const pass = encoder.beginComputePass({ label: "bench raw pass" });
-      const options = { pipelines, bindGroup: rawBg, reps, length, groups: size.groups, skipRepeatedBinds };
+      const options = { pipelines, bindGroup, reps, length, groups: size.groups, skipRepeatedBinds };
       if (!openInTimedRegion) t.start();
       encodeAlternating(pass, options);
       t.end();
@@ -154,36 +159,26 @@ for (const size of SIZES) {
       device.queue.submit([encoder.finish()]);
       blockUntilIdle(device);
     };
-    Deno.bench(
-      { group, name: "raw WebGPU floor", baseline: true, n: N },
-      warmedUp((t) => rawLoop(t, false)),
-    );
+    Deno.bench({ group, name: "raw WebGPU floor", baseline: true, n: N }, warmedUp((t) => rawLoop(t)));
     // The same floor with the one saving the runtime makes: a bind group already
     // bound under the same pipeline is not set again (only L = 1 repeats one).
-    Deno.bench({ group, name: "raw, repeated binds skipped", n: N }, warmedUp((t) => rawLoop(t, true)));
+    Deno.bench(
+      { group, name: "raw, repeated binds skipped", n: N },
+      warmedUp((t) => rawLoop(t, { skipRepeatedBinds: true })),
+    );
 
     // The floor with its per-submission setup (encoder and pass) timed too, as
     // the runtime's is; see the header.
     Deno.bench(
       { group, name: "raw, encoder opened in the timed region", n: N },
-      warmedUp((t) => rawLoop(t, false, true)),
+      warmedUp((t) => rawLoop(t, { openInTimedRegion: true })),
     );
 
     // The floor on the runtime's own memory: both bindings are slices of one
     // pool page, as the graph's are; see the header.
     Deno.bench(
       { group, name: "raw, on the runtime's buffers", n: N },
-      warmedUp((t) => {
-        const encoder = device.createCommandEncoder({ label: "bench raw encoder" });
-        const pass = encoder.beginComputePass({ label: "bench raw pass" });
-        const options = { pipelines, bindGroup: poolBg, reps, length, groups: size.groups, skipRepeatedBinds: false };
-        t.start();
-        encodeAlternating(pass, options);
-        t.end();
-        pass.end();
-        device.queue.submit([encoder.finish()]);
-        blockUntilIdle(device);
-      }),
+      warmedUp((t) => rawLoop(t, { bindGroup: poolBg })),
     );
 
     Deno.bench(
