@@ -29,6 +29,15 @@ export interface ServerOptions extends DeviceOptions {
    * @default "device" when available, else "system"
    */
   timing?: "device" | "system";
+  /**
+   * Open each stream's next command encoder and compute pass right after it
+   * submits, so the first launch after a submit finds them open; when false
+   * the first command after a submit opens them. On the software adapter,
+   * opening ahead made back-to-back graph replays 1.3–1.4× slower per
+   * dispatch (`bench/RESULTS.md`, run 21).
+   * @default true on hardware adapters, false on fallback (software) ones
+   */
+  openPassAhead?: boolean;
 }
 
 /** Default dispatches per submit (see `bench/RESULTS.md` for the measurement behind it). */

@@ -89,6 +89,10 @@ export class WebGpuServer implements ComputeServer {
     if (!Number.isSafeInteger(tasksMax) || tasksMax < 1) {
       throw new RangeError(`createClient: tasksMax must be a positive integer, got ${tasksMax}`);
     }
+    const openPassAhead = options.openPassAhead ?? !props.identity.isFallbackAdapter;
+    if (typeof openPassAhead !== "boolean") {
+      throw new TypeError(`createClient: openPassAhead must be a boolean, got ${String(openPassAhead)}`);
+    }
     if (!Number.isSafeInteger(maxStreams) || maxStreams < 1) {
       throw new RangeError(`createClient: maxStreams must be a positive integer, got ${maxStreams}`);
     }
@@ -108,6 +112,7 @@ export class WebGpuServer implements ComputeServer {
       }),
       settings: {
         tasksMax,
+        openPassAhead,
         maxStreams,
         storageOffsetAlignment: props.limits.minStorageBufferOffsetAlignment ?? 256,
         alignment: props.memory.alignment,
@@ -152,7 +157,7 @@ export class WebGpuServer implements ComputeServer {
     return this.#props;
   }
 
-  /** Settings in force (`tasksMax`, `maxStreams`, alignments). */
+  /** Settings in force (`tasksMax`, `openPassAhead`, `maxStreams`, alignments). */
   get settings(): DeviceContext["settings"] {
     return this.#ctx.settings;
   }

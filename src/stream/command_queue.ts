@@ -10,8 +10,9 @@
  * Every submit runs inside a validation error scope whose result is queued on
  * the stream.
  *
- * After each submit the next encoder and pass are opened at once, so the next
- * launch pays neither (tens of µs each on some drivers).
+ * With the `openPassAhead` setting (the default on hardware adapters), the
+ * next encoder and pass are opened right after each submit, so the next
+ * launch pays neither; otherwise the first command after a submit opens them.
  *
  * @module
  */

@@ -23,6 +23,8 @@ import type { ServerLogger } from "../logger.ts";
 export interface StreamSettings {
   /** Dispatches per submit. */
   tasksMax: number;
+  /** Open the next encoder and pass right after each submit. */
+  openPassAhead: boolean;
   /** Number of stream slots. */
   maxStreams: number;
   /** `minStorageBufferOffsetAlignment` (info arena offsets). */

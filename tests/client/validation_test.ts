@@ -135,6 +135,7 @@ Deno.test("server doors: copy descriptors outside their memory, bad streams, gra
     await assert.rejects(() => client.flush(), ServerUnhealthyError);
     await assert.rejects(() => createClient({ tasksMax: 0 }), /tasksMax/);
     await assert.rejects(() => createClient({ maxStreams: -1 }), /maxStreams/);
+    await assert.rejects(() => createClient({ openPassAhead: "yes" as never }), TypeError);
     await assert.rejects(() => createClient({ memory: "huge" as never }), PoolConfigError);
     // Still usable after everything above.
     const out = client.empty(16);

@@ -115,6 +115,7 @@ export function chooseConfig(pick: <T>(items: readonly T[]) => T): ClientOptions
     maxStreams: pick([128, 128, 2]),
     memory: pick(memory),
     persistentMemory: pick<PersistentMemoryPolicy>(["enabled", "enabled", "size-match", "enforced", "disabled"]),
+    openPassAhead: pick([true, false]),
   };
 }
 

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { IoError, ServerUnhealthyError, UnsupportedError } from "../../mod.ts";
-import { withClient } from "../_gpu.ts";
+import { incKernel, readU32, withClient } from "../_gpu.ts";
 
 Deno.test("read() with non-contiguous strides rejects with IoError unsupported-strides", async () => {
   await withClient(async (client) => {
@@ -88,4 +88,26 @@ Deno.test("streamIds() lists initialised slots, and ids map to slot id % maxStre
     assert.deepEqual(s.streamIds(), [0, 5]);
     assert.throws(() => client.onStream(-1), RangeError);
   });
+});
+
+Deno.test("openPassAhead defaults to the adapter kind, and launches after each flush run in either mode", async (t) => {
+  await withClient((client) => {
+    const props = client.server.properties;
+    assert.equal(client.server.settings.openPassAhead, !props.identity.isFallbackAdapter);
+  });
+  for (const openPassAhead of [true, false]) {
+    await t.step(`openPassAhead: ${openPassAhead}`, async () => {
+      await withClient(async (client) => {
+        assert.equal(client.server.settings.openPassAhead, openPassAhead);
+        const x = client.create(new Uint32Array(100).fill(7));
+        const expected = new Uint32Array(100).fill(7);
+        for (let round = 1; round <= 5; round++) {
+          for (let i = 0; i < round; i++) client.launch(incKernel, [2], [x]);
+          expected.forEach((v, i) => expected[i] = v + round);
+          await client.flush();
+        }
+        assert.deepEqual(await readU32(client, x), expected);
+      }, { openPassAhead });
+    });
+  }
 });
