@@ -32,16 +32,18 @@
  *
  * A third raw loop, "raw, encoder opened in the timed region", also times
  * making the encoder and pass, because the runtime's per-submission setup is
- * inside its own timed region: the stream opens its next pass right after a
- * submit, and on the software adapter the first commands into a pass opened
- * before the idle wait take 10–20 µs longer, about what making the encoder
- * after the wait costs. On the H200 the two raw loops differ by no more than
- * the host's noise.
+ * inside its own timed region: on the software adapter the stream opens its
+ * next encoder and pass at the first replay after a submit; on hardware
+ * adapters it opens them right after the submit (`openPassAhead`), and the
+ * first commands into a pass opened before the idle wait can take longer.
+ * On the H200 the two raw loops differ by no more than the host's noise.
  *
  * A fourth, "raw, on the runtime's buffers", is the floor's loop over the
  * runtime's own memory: `a` and `b` are slices of one pool page, as in the
  * graph. It separates what the memory layout costs from what the runtime's
- * code costs (`bench/RESULTS.md` has what it showed).
+ * code costs: on llvmpipe, two bindings in one buffer make the driver's
+ * per-dispatch allocations small enough for glibc's fastbins, and their
+ * merging later lands in a timed encoding (`bench/RESULTS.md`, run 21).
  *
  * The sequence alternates two kernels (an elementwise `a = a * 0.5 + b` and a
  * copy back), so the pipeline changes at every dispatch, as in real graphs.

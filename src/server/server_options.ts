@@ -33,8 +33,9 @@ export interface ServerOptions extends DeviceOptions {
    * Open each stream's next command encoder and compute pass right after it
    * submits, so the first launch after a submit finds them open; when false
    * the first command after a submit opens them. On the software adapter,
-   * opening ahead made back-to-back graph replays 1.3–1.4× slower per
-   * dispatch (`bench/RESULTS.md`, run 21).
+   * opening ahead raised back-to-back graph replays from 1.07–1.25× the raw
+   * floor to 1.37–1.58× (`bench/RESULTS.md`, run 21); on the H200 it made
+   * launches cheaper.
    * @default true on hardware adapters, false on fallback (software) ones
    */
   openPassAhead?: boolean;
