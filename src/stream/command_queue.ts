@@ -260,9 +260,15 @@ export class CommandQueue {
     return items.length;
   }
 
-  /** Opens the next encoder and pass ahead of the next launch (after a submit). */
+  /**
+   * After a submit: opens the next encoder and pass ahead of the next launch
+   * when the `openPassAhead` setting asks for it.
+   */
   prepareNext(): void {
-    if (this.#ctx.lost === null && !this.#host.timestamping && this.pass === null) this.openPass();
+    const ctx = this.#ctx;
+    if (ctx.settings.openPassAhead && ctx.lost === null && !this.#host.timestamping && this.pass === null) {
+      this.openPass();
+    }
   }
 
   /** Drops everything encoded (teardown). */

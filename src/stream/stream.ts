@@ -100,7 +100,6 @@ export class Stream implements QueueHost {
   #pinsPending: ManagedMemory[] = [];
   #dyn = new Uint32Array(1);
   #tasksMax: number;
-  #openPassAhead: boolean;
 
   /**
    * Creates the instance.
@@ -122,7 +121,6 @@ export class Stream implements QueueHost {
     this.resolveOwner = parts.resolveOwner;
     const s = parts.ctx.settings;
     this.#tasksMax = s.tasksMax;
-    this.#openPassAhead = s.openPassAhead;
     this.systemProfiler = new SystemProfiler(parts.slot);
     this.#arena = new InfoArena(parts.ctx.device, {
       capacity: Math.max(64 * 1024, Math.min(s.tasksMax, 1024) * s.storageOffsetAlignment),
@@ -564,7 +562,7 @@ export class Stream implements QueueHost {
       ctx.logger.log("stream", `${this.label}: submit #${ctx.submitIndex} (${n} command buffers)`);
     }
     this.profiler?.submitted();
-    if (this.#openPassAhead) q.prepareNext();
+    q.prepareNext();
   }
 
   /**
