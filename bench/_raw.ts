@@ -52,11 +52,17 @@ export function rawPipelines<const T extends readonly string[]>(
   ) as { -readonly [K in keyof T]: GPUComputePipeline };
 }
 
-/** A bind group of whole buffers at bindings 0, 1, …, in order. */
-export function bindBuffers(device: GPUDevice, layout: GPUBindGroupLayout, buffers: GPUBuffer[]): GPUBindGroup {
+/** A bind group of buffers (whole, or ranges of them) at bindings 0, 1, …, in order. */
+export function bindBuffers(
+  device: GPUDevice,
+  layout: GPUBindGroupLayout,
+  buffers: (GPUBuffer | GPUBufferBinding)[],
+  label?: string,
+): GPUBindGroup {
   return device.createBindGroup({
+    label,
     layout,
-    entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    entries: buffers.map((b, binding) => ({ binding, resource: b instanceof GPUBuffer ? { buffer: b } : b })),
   });
 }
 

@@ -124,15 +124,12 @@ for (const size of SIZES) {
   const rawA = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE });
   const rawB = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE });
   const rawBg = bindBuffers(device, layout, [rawA, rawB]);
-  const [ra, rb] = [client.getResource(a), client.getResource(b)];
-  const poolBg = device.createBindGroup({
-    label: "bench raw bind group on the runtime's buffers",
+  const poolBg = bindBuffers(
+    device,
     layout,
-    entries: [ra, rb].map((r, binding) => ({
-      binding,
-      resource: { buffer: r.buffer, offset: r.offset, size: r.size },
-    })),
-  });
+    [a, b].map((h) => client.getResource(h)),
+    "bench raw bind group on the runtime's buffers",
+  );
   const count = [size.groups];
   const ab = [a, b];
   for (const length of LENGTHS) {
