@@ -138,9 +138,13 @@ export function blockUntilIdle(device: GPUDevice): void {
  *
  * @param names The variants' names.
  * @param reps Repetitions.
- * @param run Runs one variant.
+ * @param run Runs one variant (given its name and the rep, from 0).
  */
-export function interleave(names: readonly string[], reps: number, run: (name: string) => void): void {
+export function interleave(
+  names: readonly string[],
+  reps: number,
+  run: (name: string, rep: number) => void,
+): void {
   let seed = 0x2545f491;
   const random = () => {
     seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
@@ -152,6 +156,6 @@ export function interleave(names: readonly string[], reps: number, run: (name: s
       const j = Math.floor(random() * (i + 1));
       [order[i], order[j]] = [order[j]!, order[i]!];
     }
-    for (const name of order) run(name);
+    for (const name of order) run(name, rep);
   }
 }

@@ -56,6 +56,14 @@
  * own first run within five repeats. `graph_groups.sh` therefore runs each
  * group in a fresh process and summarizes the ratios (`graph_summary.ts`).
  *
+ * Where the host's speed changes on a scale of a fraction of a second (the
+ * H200 machine: the identical raw loop read 0.71–1.46× the floor from one
+ * 0.2-second case to the next), env `ROUNDS=k` registers every group k times
+ * ("…, round 3 of k"), each round's cases in a fresh shuffled order, and
+ * `N` sets the timed iterations per round (default 100); `graph_summary.ts`
+ * pools the rounds. So every case samples the whole run, not one stretch of
+ * it.
+ *
  * Run: `bash bench/graph_groups.sh` (every group in its own process), or
  * `deno bench --allow-env bench/graph_bench.ts` (all groups in one; with
  * `LP_NUM_THREADS=0` on the software adapter for steadier figures; env
@@ -64,7 +72,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, blockUntilIdle, encodeAlternating, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, blockUntilIdle, encodeAlternating, interleave, rawPipelines, storageLayout } from "./_raw.ts";
 
 const client = await createClient({ tasksMax: 4096 });
 const device = client.server.device;
@@ -99,7 +107,9 @@ const LENGTHS = (Deno.env.get("LENGTHS") ?? "1,10,100,1000").split(",").map(Numb
 const SIZES = (Deno.env.get("WORKGROUPS") ?? "1,256").split(",").map(Number)
   .map((groups) => ({ name: groups === 1 ? "1 workgroup" : `${groups} workgroups`, groups }));
 const TARGET = 1024;
-const N = 100;
+const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 1);
+const N = Number(Deno.env.get("N") ?? 100);
+const FLOOR = "raw WebGPU floor";
 const WARMUP = Number(Deno.env.get("WARMUP") ?? 300);
 
 /** What an iteration times with: the bench's context, or nothing during the warm-up. */
@@ -158,47 +168,56 @@ for (const size of SIZES) {
       device.queue.submit([encoder.finish()]);
       blockUntilIdle(device);
     };
-    Deno.bench({ group, name: "raw WebGPU floor", baseline: true, n: N }, warmedUp((t) => rawLoop(t)));
-    // The same floor with the one saving the runtime makes: a bind group already
-    // bound under the same pipeline is not set again (only L = 1 repeats one).
-    Deno.bench(
-      { group, name: "raw, repeated binds skipped", n: N },
-      warmedUp((t) => rawLoop(t, { skipRepeatedBinds: true })),
-    );
-
-    // The floor with its per-submission setup (encoder and pass) timed too, as
-    // the runtime's is; see the header.
-    Deno.bench(
-      { group, name: "raw, encoder opened in the timed region", n: N },
-      warmedUp((t) => rawLoop(t, { openInTimedRegion: true })),
-    );
-
-    // The floor on the runtime's own memory: both bindings are slices of one
-    // pool page, as the graph's are; see the header.
-    Deno.bench(
-      { group, name: "raw, on the runtime's buffers", n: N },
-      warmedUp((t) => rawLoop(t, { bindGroup: poolBg })),
-    );
-
-    Deno.bench(
-      { group, name: "graph.replay()", n: N },
-      warmedUp((t) => {
-        t.start();
-        for (let r = 0; r < reps; r++) graph.replay();
-        t.end();
-        flushAndSettle();
-      }),
-    );
-
-    Deno.bench(
-      { group, name: "client.launch", n: N },
-      warmedUp((t) => {
-        t.start();
-        for (let r = 0; r < reps; r++) sequence();
-        t.end();
-        flushAndSettle();
-      }),
-    );
+    /** The group's cases, in their natural order; the floor is the baseline. */
+    const cases: { name: string; fn: (t: Deno.BenchContext) => void }[] = [
+      { name: FLOOR, fn: warmedUp((t) => rawLoop(t)) },
+      // The same floor with the one saving the runtime makes: a bind group already
+      // bound under the same pipeline is not set again (only L = 1 repeats one).
+      { name: "raw, repeated binds skipped", fn: warmedUp((t) => rawLoop(t, { skipRepeatedBinds: true })) },
+      // The floor with its per-submission setup (encoder and pass) timed too, as
+      // the runtime's is; see the header.
+      {
+        name: "raw, encoder opened in the timed region",
+        fn: warmedUp((t) => rawLoop(t, { openInTimedRegion: true })),
+      },
+      // The floor on the runtime's own memory: both bindings are slices of one
+      // pool page, as the graph's are; see the header.
+      { name: "raw, on the runtime's buffers", fn: warmedUp((t) => rawLoop(t, { bindGroup: poolBg })) },
+      {
+        name: "graph.replay()",
+        fn: warmedUp((t) => {
+          t.start();
+          for (let r = 0; r < reps; r++) graph.replay();
+          t.end();
+          flushAndSettle();
+        }),
+      },
+      {
+        name: "client.launch",
+        fn: warmedUp((t) => {
+          t.start();
+          for (let r = 0; r < reps; r++) sequence();
+          t.end();
+          flushAndSettle();
+        }),
+      },
+    ];
+    const register = (c: (typeof cases)[number], round: number) =>
+      Deno.bench({
+        group: ROUNDS === 1 ? group : `${group}, round ${round + 1} of ${ROUNDS}`,
+        name: c.name,
+        baseline: c.name === FLOOR,
+        n: N,
+        // In rounds, two untimed calls per case and round take the switch from the case
+        // before; the case's real warm-up ran at its first call.
+        ...(ROUNDS > 1 ? { warmup: 2 } : {}),
+        fn: c.fn,
+      });
+    // The first round in the natural order (the floor first); every later one in
+    // a fresh shuffled order, so that each case follows every other about equally often.
+    for (const c of cases) register(c, 0);
+    const byName = new Map(cases.map((c) => [c.name, c]));
+    interleave([...byName.keys()], ROUNDS - 1, (name, round) => register(byName.get(name)!, round + 1));
   }
 }
 

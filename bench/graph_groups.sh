@@ -7,6 +7,7 @@
 # header of graph_bench.ts).
 #   bash bench/graph_groups.sh            # all groups (about 20 minutes on a 2-core VM with llvmpipe)
 #   LENGTHS="10 100" WORKGROUPS="1" bash bench/graph_groups.sh
+#   ROUNDS=20 N=10 bash bench/graph_groups.sh   # each group in 20 shuffled rounds (noisy hosts)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${GRAPH_OUT:-/tmp/denogpu-graph}"
