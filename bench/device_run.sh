@@ -4,7 +4,8 @@
 #   bash ../shared/tools/device-prep.sh      # once, builds .device/
 #   run: carry [".device"], command "source .device/setup.sh && bash bench/device_run.sh"
 # Env: BENCHES (names, default all but graph), GRAPH_GROUPS=1 (graph_bench one
-# process per group, see graph_groups.sh), SKIP_TESTS=1, HUGETLB=1.
+# process per group, see graph_groups.sh; on the H200 with ROUNDS=20 N=10),
+# SKIP_TESTS=1, HUGETLB=1.
 set -uo pipefail
 OUT="${OUT:-/tmp/denogpu-out}"
 mkdir -p "$OUT"

@@ -56,13 +56,15 @@
  * own first run within five repeats. `graph_groups.sh` therefore runs each
  * group in a fresh process and summarizes the ratios (`graph_summary.ts`).
  *
- * Where the host's speed changes on a scale of a fraction of a second (the
- * H200 machine: the identical raw loop read 0.71–1.46× the floor from one
- * 0.2-second case to the next), env `ROUNDS=k` registers every group k times
- * ("…, round 3 of k"), each round's cases in a fresh shuffled order, and
- * `N` sets the timed iterations per round (default 100); `graph_summary.ts`
- * pools the rounds. So every case samples the whole run, not one stretch of
- * it.
+ * Where the host's speed changes from one case to the next (on the H200
+ * machine the identical raw loop read 0.71–1.46× the floor, pinned to four
+ * cores or not), env `ROUNDS=k` registers every group k times ("…, round 3
+ * of k"), each round after the first in a fresh shuffled order, and `N` sets
+ * the timed iterations per round (default 100); `graph_summary.ts` pools the
+ * rounds. So every case samples the whole run, not one stretch of it. With
+ * `ROUNDS=20 N=10` the identical raw loop read 0.94–1.06× there. Not on the
+ * 2-core VM: switching cases every dozen iterations made the raw floor there
+ * 1.6–1.8× slower per dispatch (`bench/RESULTS.md`, run 22).
  *
  * Run: `bash bench/graph_groups.sh` (every group in its own process), or
  * `deno bench --allow-env bench/graph_bench.ts` (all groups in one; with
