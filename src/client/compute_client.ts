@@ -584,7 +584,11 @@ export class ComputeClient {
     return await this.endCapture();
   }
 
-  /** Submits queued work and destroys the device the client created. Later calls throw `DeviceLostError`. */
+  /**
+   * Submits queued work and destroys the device the client created (a device
+   * passed in with `createClient({ device })` stays usable). Later calls throw
+   * `DeviceLostError`.
+   */
   destroy(): void {
     this.server.destroy();
   }

@@ -13,7 +13,11 @@ import type { DeviceProperties } from "./types.ts";
 export interface DeviceOptions {
   /** Options for `navigator.gpu.requestAdapter()`. */
   adapter?: GPURequestAdapterOptions;
-  /** Use this device instead of requesting one (the caller keeps ownership). */
+  /**
+   * Use this device instead of requesting one. The caller keeps ownership:
+   * destroying the client leaves it usable. Its properties, fallback flag
+   * included, come from `device.adapterInfo`.
+   */
   device?: GPUDevice;
   /** Extra features to require. */
   requiredFeatures?: GPUFeatureName[];

@@ -78,6 +78,13 @@ export class WebGpuServer implements ComputeServer {
   #deviceTiming: boolean;
   #logLaunch: boolean;
   #hostStaging = new HostStagingPool();
+  /** Queues the device's uncaptured errors on the stream that acted last (removed at destroy: a caller's device outlives the server). */
+  #onUncapturedError = (ev: Event): void => {
+    if (this.#closed !== null) return;
+    const error = (ev as GPUUncapturedErrorEvent).error;
+    const target = this.#ctx.current ?? this.stream(0);
+    target.pushError(new DeviceValidationError(`uncaptured device error: ${error.message}`, { cause: error }));
+  };
 
   private constructor(device: GPUDevice, owned: boolean, props: DeviceProperties, options: ServerOptions) {
     this.device = device;
@@ -124,11 +131,7 @@ export class WebGpuServer implements ComputeServer {
     });
     this.#utilities = { properties: props, logger, layoutPolicy: new ContiguousLayoutPolicy(props.memory.alignment) };
     this.#graphs = new GraphRegistry(device, this.#ctx.settings.storageOffsetAlignment);
-    device.addEventListener("uncapturederror", (ev) => {
-      const error = (ev as GPUUncapturedErrorEvent).error;
-      const target = this.#ctx.current ?? this.stream(0);
-      target.pushError(new DeviceValidationError(`uncaptured device error: ${error.message}`, { cause: error }));
-    });
+    device.addEventListener("uncapturederror", this.#onUncapturedError);
     device.lost.then((info) => {
       this.#lose(
         new DeviceLostError(
@@ -588,8 +591,9 @@ export class WebGpuServer implements ComputeServer {
 
   /**
    * Submits every stream, then destroys the device when the server created
-   * it. Pending promises reject, and later calls throw, `DeviceLostError`
-   * (`destroyed`). Destroying twice is a no-op.
+   * it; a device the caller passed in stays usable, and the server stops
+   * listening to its errors. Pending promises reject, and later calls throw,
+   * `DeviceLostError` (`destroyed`). Destroying twice is a no-op.
    */
   destroy(): void {
     if (this.#closed !== null) return;
@@ -605,6 +609,7 @@ export class WebGpuServer implements ComputeServer {
     );
     this.#graphs.clear();
     for (const s of this.#streams) s?.destroy();
+    this.device.removeEventListener("uncapturederror", this.#onUncapturedError);
     if (this.#owned) this.device.destroy();
   }
 }
