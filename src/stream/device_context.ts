@@ -61,9 +61,8 @@ export class DeviceContext {
   current: { pushError(e: Error): void } | null = null;
   /** Set once the device is lost (or the server destroyed). */
   lost: DeviceLostError | null = null;
-  /** Rejects with the `DeviceLostError` once the device is lost; never resolves. */
-  readonly whenLost: Promise<never>;
-  #markLost: (error: DeviceLostError) => void;
+  /** Rejecters of the guarded promises still pending (see `guard`). */
+  #guarded = new Set<(error: DeviceLostError) => void>();
   #pins: { index: number; memory: ManagedMemory }[] = [];
   #empty: { buffer: GPUBuffer; id: number; size: number } | null = null;
 
@@ -99,10 +98,6 @@ export class DeviceContext {
     this.pipelines = parts.pipelines;
     this.settings = parts.settings;
     this.logger = parts.logger;
-    const { promise, reject } = Promise.withResolvers<never>();
-    promise.catch(() => {}); // observed through guard(); never an unhandled rejection
-    this.whenLost = promise;
-    this.#markLost = reject;
   }
 
   /**
@@ -114,13 +109,17 @@ export class DeviceContext {
   markLost(error: DeviceLostError): void {
     if (this.lost !== null) return;
     this.lost = error;
-    this.#markLost(error);
+    for (const reject of this.#guarded) reject(error);
+    this.#guarded.clear();
     this.releaseAllPins();
   }
 
   /**
    * Races `p` against device loss: the result rejects with the
    * `DeviceLostError` as soon as the device is lost, so nothing waits forever.
+   * Nothing is retained once `p` settles (a `Promise.race` against one
+   * long-lived loss promise would keep a reaction per call on it, about 300
+   * bytes per `sync`, `flush` or `read` for the client's lifetime).
    *
    * @param p A promise of device work.
    * @returns `p`, or a rejection on loss.
@@ -130,7 +129,22 @@ export class DeviceContext {
       p.catch(() => {});
       return Promise.reject(this.lost);
     }
-    return Promise.race([p, this.whenLost]);
+    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    const guarded = this.#guarded;
+    guarded.add(reject);
+    p.then((value) => {
+      guarded.delete(reject);
+      resolve(value);
+    }, (error: unknown) => {
+      guarded.delete(reject);
+      reject(error);
+    });
+    return promise;
+  }
+
+  /** Guarded promises still pending (`guard`); 0 whenever no device work is awaited. */
+  get guardedCount(): number {
+    return this.#guarded.size;
   }
 
   /** Pins still held until their submission completes. */
