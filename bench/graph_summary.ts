@@ -38,7 +38,7 @@ const cells = new Map<
   { group: string; name: string; ns: number[]; avg: number[]; min: number[]; p75: number[] }
 >();
 /** A group's name without its round (`graph_bench.ts` with `ROUNDS`). */
-const ROUND = /, round (\d+) of \d+$/;
+const ROUND = /, round \d+ of \d+$/;
 for (const file of Deno.args) {
   const benches = (JSON.parse(Deno.readTextFileSync(file)) as { benches: BenchRecord[] }).benches;
   const floors = new Map<string, BenchStats>();
