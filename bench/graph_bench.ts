@@ -62,7 +62,7 @@
  * of k"), each round after the first in a fresh shuffled order, and `N` sets
  * the timed iterations per round (default 100); `graph_summary.ts` pools the
  * rounds. So every case samples the whole run, not one stretch of it. With
- * `ROUNDS=20 N=10` the identical raw loop read 0.94–1.06× there. Not on the
+ * `ROUNDS=20 N=10` the identical raw loop read 0.92–1.08× over four runs there. Not on the
  * 2-core VM: switching cases every dozen iterations made the raw floor there
  * 1.6–1.8× slower per dispatch (`bench/RESULTS.md`, run 22).
  *
