@@ -9,6 +9,7 @@
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { Page } from "../memory/managed_memory.ts";
 import type { BufferBinding } from "../server/types.ts";
+import type { BindingResolver } from "../stream/binding_resolver.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
 import type { Stream } from "../stream/stream.ts";
 import type { GraphRecorder, RecordedDispatch } from "./graph.ts";
@@ -38,19 +39,25 @@ export interface LaunchToRecord {
  * @param stream The recording stream.
  * @param recorder Its recording.
  * @param launch The launch.
+ * @param resolver The stream's binding resolver.
  */
-export function recordLaunch(stream: Stream, recorder: GraphRecorder, launch: LaunchToRecord): void {
+export function recordLaunch(
+  stream: Stream,
+  recorder: GraphRecorder,
+  launch: LaunchToRecord,
+  resolver: BindingResolver,
+): void {
   const { entry, bindings, info, x, y, z, indirect } = launch;
   const n = entry.buffers;
   const name = entry.kernel.name;
-  if (stream.resolveBindings(bindings, n, name, recorder.pins) < 0) return;
+  if (resolver.resolve(bindings, n, name, recorder.pins) < 0) return;
   const cache = stream.bindGroups;
   const pages: Page[] = [];
   for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
   let source: RecordedDispatch["indirect"] = null;
   if (indirect !== null) {
     // Cross-stream counts are pinned for the graph's lifetime.
-    const r = stream.resolveIndirect(indirect, n, name, recorder.pins);
+    const r = resolver.resolveIndirect(indirect, n, name, recorder.pins);
     if (r === null) return;
     const { slice, conflict } = r;
     source = {

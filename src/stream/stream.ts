@@ -3,11 +3,8 @@
  * command buffers waiting for submission, its memory, info arena, staging
  * buffers and error queue. All streams submit to the device's one `GPUQueue`.
  *
- * The launch path, in steady state: a bind group cache hit, info words
- * appended to the arena, then `setPipeline` (only when it changes),
- * `setBindGroup` and `dispatchWorkgroups` into the already open pass. The pass
- * ends and the stream submits every `tasksMax` dispatches, and at read, write,
- * sync, profile and flush points.
+ * The pass ends and the stream submits every `tasksMax` dispatches, and at
+ * read, write, sync, profile and flush points.
  *
  * Ordering across streams: each page remembers the stream whose unsubmitted
  * work last used it. A stream that binds, reads or writes a page another
@@ -15,9 +12,10 @@
  * memory owned by another stream stay pinned until the consuming submission
  * has completed.
  *
- * The stream keeps the launch, replay and submit paths; its other parts live
- * beside it: binding resolution, indirect count sources, held work, writes,
- * reads, the error queue and the replay loop.
+ * The stream keeps the submit path and the state its parts share; the parts
+ * live beside it: dispatch encoding (launches and replays), binding
+ * resolution, indirect count sources, held work, writes, reads and the error
+ * queue.
  *
  * @module
  */
@@ -37,24 +35,13 @@ import { InfoArena, type InfoWords } from "./info_arena.ts";
 import { StagingPool } from "./staging_pool.ts";
 import { StreamReader } from "./stream_reader.ts";
 import { CommandQueue, type QueueHost } from "./command_queue.ts";
-import { recordLaunch } from "../graph/record.ts";
 import type { StreamId } from "../ids.ts";
 import { ErrorQueue } from "./error_queue.ts";
 import { HeldWork } from "./held_work.ts";
 import { BindingResolver } from "./binding_resolver.ts";
 import { IndirectCounts, type IndirectSource } from "./indirect_counts.ts";
 import { StreamWriter } from "./stream_writer.ts";
-import { encodeReplay } from "./graph_replay.ts";
-
-/** The resolved bindings of a pipeline's last launch (see `Stream.launch`). */
-interface LaunchMemo {
-  stream: Stream;
-  bindings: BufferBinding[];
-  slices: Slice[];
-  bindGroup: GPUBindGroup;
-  infoBytes: number;
-  arenaId: number;
-}
+import { DispatchEncoder } from "./dispatch_encoder.ts";
 
 /** Resolves a binding's descriptor through its owner stream (slow path). */
 export type OwnerResolver = (binding: BufferBinding) => Slice;
@@ -94,12 +81,11 @@ export class Stream implements QueueHost {
   #writer: StreamWriter;
   #arena: InfoArena;
   #errors: ErrorQueue;
-  #bindings: BindingResolver;
   #indirects: IndirectCounts;
   #held: HeldWork;
+  #bindings: BindingResolver;
   #pinsPending: ManagedMemory[] = [];
-  #dyn = new Uint32Array(1);
-  #tasksMax: number;
+  #encoder: DispatchEncoder;
 
   /**
    * Creates the instance.
@@ -120,7 +106,6 @@ export class Stream implements QueueHost {
     this.storage = parts.storage;
     this.resolveOwner = parts.resolveOwner;
     const s = parts.ctx.settings;
-    this.#tasksMax = s.tasksMax;
     this.systemProfiler = new SystemProfiler(parts.slot);
     this.#arena = new InfoArena(parts.ctx.device, {
       capacity: Math.max(64 * 1024, Math.min(s.tasksMax, 1024) * s.storageOffsetAlignment),
@@ -143,18 +128,20 @@ export class Stream implements QueueHost {
       },
     });
     const pins = this.#pinsPending;
-    this.#bindings = new BindingResolver({ stream: this, ctx, errors, pins });
-    this.#indirects = new IndirectCounts({ stream: this, ctx, bindings: this.#bindings });
-    this.#held = new HeldWork({
+    const dyn = new Uint32Array(1);
+    const bindings = this.#bindings = new BindingResolver({ stream: this, ctx, errors, pins });
+    const indirects = this.#indirects = new IndirectCounts({ stream: this, ctx, bindings });
+    const held = this.#held = new HeldWork({
       stream: this,
       ctx,
       errors,
       pins,
-      dyn: this.#dyn,
-      pushInfo: (info) => this.#pushInfo(info),
-      markPages: (pages) => this.#markPages(pages),
+      dyn,
+      pushInfo: (info) => this.#encoder.pushInfo(info),
+      markPages: (pages) => this.#encoder.markPages(pages),
     });
-    this.#writer = new StreamWriter({ stream: this, ctx, held: this.#held });
+    this.#writer = new StreamWriter({ stream: this, ctx, held });
+    this.#encoder = new DispatchEncoder({ stream: this, ctx, arena: this.#arena, held, bindings, indirects, dyn });
   }
 
   /** The device's bind group cache (its scratch arrays hold the last resolved bindings). */
@@ -264,33 +251,7 @@ export class Stream implements QueueHost {
     this.#errors.watchPipeline(entry);
   }
 
-  /**
-   * Resolves bindings into the bind group cache's scratch arrays and marks
-   * their pages used. Returns -1 (after queuing a `LaunchError` `io`) when a
-   * binding is stale, else the number of bindings owned by another stream,
-   * pinned into `pins` (by default, until the next submission completes).
-   *
-   * @param bindings The bindings.
-   * @param n How many of them.
-   * @param kernel Kernel name, for errors.
-   * @param pins Where cross-stream pins go.
-   * @returns -1, or the number of cross-stream bindings.
-   */
-  resolveBindings(bindings: readonly BufferBinding[], n: number, kernel: string, pins?: ManagedMemory[]): number {
-    return this.#bindings.resolve(bindings, n, kernel, pins);
-  }
-
-  /**
-   * Encodes one dispatch (or records nothing when the static count is empty).
-   *
-   * @param entry The compiled pipeline.
-   * @param bindings Storage bindings, in binding order.
-   * @param info Info words, or null.
-   * @param x Workgroups along x (ignored with `indirect`).
-   * @param y Workgroups along y.
-   * @param z Workgroups along z.
-   * @param indirect A binding holding three u32 workgroup counts, or null.
-   */
+  /** Encodes, records or holds one dispatch: see `DispatchEncoder.launch`. */
   launch(
     entry: PipelineEntry,
     bindings: readonly BufferBinding[],
@@ -300,113 +261,10 @@ export class Stream implements QueueHost {
     z: number,
     indirect: BufferBinding | null,
   ): void {
-    this.#ctx.current = this;
-    if (this.recorder !== null) {
-      recordLaunch(this, this.recorder, { entry, bindings, info, x, y, z, indirect });
-      return;
-    }
-    if (indirect !== null && this.#indirects.full) this.submit();
-    if (info !== null && info.length * 4 > this.#arena.capacity) {
-      this.submit(); // grow the arena only when nothing queued or held can refer to it
-      const old = this.#arena.id;
-      if (this.#arena.ensure(info.length * 4)) this.#ctx.bindGroups.evictStorage(old);
-    }
-    // Held launches keep their own copy of the info words; they enter the arena when encoded.
-    const hold = this.#held.current !== null || entry.state !== "valid";
-    let offset = -1;
-    if (info !== null && !hold) offset = this.#pushInfo(info);
-    const n = entry.buffers;
-    const infoBytes = info === null ? 0 : info.length * 4;
-    const arenaId = info === null ? 0 : this.#arena.id;
-    let bindGroup: GPUBindGroup | null = null;
-    // Fast path: the same handles as this pipeline's last launch on this stream,
-    // still owning the same slices: reuse the bind group, only track page use.
-    const memo = entry.memo as LaunchMemo | null;
-    if (
-      memo !== null && memo.stream === this && memo.infoBytes === infoBytes && memo.arenaId === arenaId &&
-      indirect === null
-    ) {
-      const mb = memo.bindings;
-      const ms = memo.slices;
-      let i = 0;
-      while (i < n && bindings[i] === mb[i] && bindings[i]!.memory.slice === ms[i]) i++;
-      if (i === n) {
-        const epoch = this.epoch;
-        for (i = 0; i < n; i++) {
-          const page = ms[i]!.page;
-          if (page.useStream !== this || page.useEpoch !== epoch) this.usePage(page);
-        }
-        bindGroup = memo.bindGroup;
-      }
-    }
-    if (bindGroup === null) {
-      const cross = this.#bindings.resolve(bindings, n, entry.kernel.name);
-      if (cross < 0) return;
-      const cache = this.#ctx.bindGroups;
-      bindGroup = info === null
-        ? cache.get(entry.layoutId, entry.layout, n, null, 0, 0)
-        : cache.get(entry.layoutId, entry.layout, n, this.#arena.buffer, arenaId, infoBytes);
-      if (cross === 0) {
-        // Remember these bindings for the next launch, reusing the memo's arrays (no allocation per launch).
-        let m = entry.memo as LaunchMemo | null;
-        if (m === null) entry.memo = m = { stream: this, bindings: [], slices: [], bindGroup, infoBytes, arenaId };
-        for (let i = 0; i < n; i++) {
-          m.bindings[i] = bindings[i]!;
-          m.slices[i] = bindings[i]!.memory.slice!;
-        }
-        m.stream = this;
-        m.bindGroup = bindGroup;
-        m.infoBytes = infoBytes;
-        m.arenaId = arenaId;
-      }
-    }
-    let source: (IndirectSource & { page: Page }) | null = null;
-    if (indirect !== null) {
-      source = this.#indirects.source(indirect, n, entry.kernel.name);
-      if (source === null) return;
-    }
-    if (hold) {
-      const pages: Page[] = [];
-      for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
-      // The count page too: a write into the counts must wait for this dispatch.
-      if (source !== null) pages.push(source.page);
-      const words = info === null
-        ? null
-        : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength));
-      this.#held.hold({
-        kind: "launch",
-        entry,
-        bindGroup,
-        pages,
-        info: words,
-        x,
-        y,
-        z,
-        indirect: source,
-      });
-      return;
-    }
-    let dynamic: Uint32Array | null = null;
-    if (info !== null) (dynamic = this.#dyn)[0] = offset;
-    this.encodeDispatch(entry.pipeline, bindGroup, dynamic, x, y, z, source, entry.kernel.name);
+    this.#encoder.launch(entry, bindings, info, x, y, z, indirect);
   }
 
-  /**
-   * Encodes one resolved dispatch into the open pass (opening one when
-   * needed), counts it, closes its pass while profiling, and submits every
-   * `tasksMax` dispatches. Launches, released held launches and replays that
-   * cannot take the tight loop all end here. Positional arguments: it runs
-   * once per launch, and an options object would be an allocation per launch.
-   *
-   * @param pipeline The pipeline.
-   * @param bindGroup The bind group of group 0.
-   * @param dynamic Its one dynamic offset (the info words), or null.
-   * @param x Workgroups along x (ignored with `indirect`).
-   * @param y Workgroups along y.
-   * @param z Workgroups along z.
-   * @param indirect Where the counts are read from, or null.
-   * @param name Kernel name, for the profiler.
-   */
+  /** Encodes one resolved dispatch into the open pass: see `DispatchEncoder.encodeDispatch`. */
   encodeDispatch(
     pipeline: GPUComputePipeline,
     bindGroup: GPUBindGroup,
@@ -417,25 +275,12 @@ export class Stream implements QueueHost {
     indirect: IndirectSource | null,
     name: string,
   ): void {
-    const q = this.queue;
-    const pass = q.pass ?? q.openPass();
-    q.setPipeline(pass, pipeline);
-    q.setBindGroup(pass, bindGroup, dynamic);
-    if (indirect !== null) pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
-    else pass.dispatchWorkgroups(x, y, z);
-    q.commands++;
-    if (this.timestamping) this.#closeTimedPass(name);
-    if (++q.tasks >= this.#tasksMax) this.submit();
+    this.#encoder.encodeDispatch(pipeline, bindGroup, dynamic, x, y, z, indirect, name);
   }
 
-  /** Appends info words to the arena (submitting first when it is full) and returns their offset. */
-  #pushInfo(info: InfoWords): number {
-    let offset = this.#arena.push(info);
-    if (offset < 0) {
-      this.submit();
-      offset = this.#arena.push(info);
-    }
-    return offset;
+  /** Re-encodes a graph's dispatches: see `DispatchEncoder.replay`. */
+  replay(graph: CapturedGraph): void {
+    this.#encoder.replay(graph);
   }
 
   /** Waits until held work, if any, can be released without isolation. */
@@ -457,75 +302,6 @@ export class Stream implements QueueHost {
     const held = this.#held.current;
     if (held !== null) held.ops.push({ kind: "copy", page, src, srcOffset, dst, dstOffset, size });
     else this.queue.encoder().copyBufferToBuffer(src, srcOffset, dst, dstOffset, size);
-  }
-
-  /** While profiling, each dispatch has its own pass: name it and close it. */
-  #closeTimedPass(name: string): void {
-    this.profiler!.noteDispatch(name);
-    this.queue.endPass();
-  }
-
-  /** Marks pages used by the batch being encoded (held work re-marks them when it is released). */
-  #markPages(pages: readonly Page[]): void {
-    const epoch = this.epoch;
-    for (const page of pages) if (page.useStream !== this || page.useEpoch !== epoch) this.usePage(page);
-  }
-
-  /**
-   * Re-encodes a graph's dispatches into the open pass (prebuilt pipelines and
-   * bind groups), submitting every `tasksMax` dispatches like launches do.
-   *
-   * @param graph The graph, captured on this stream.
-   */
-  replay(graph: CapturedGraph): void {
-    this.#ctx.current = this;
-    const q = this.queue;
-    const n = graph.tasks.length;
-    // The common case in one tight loop: nothing held, no segment, no profile,
-    // no indirect-count copy that would break the pass, and room in the batch.
-    if (
-      this.#held.current === null && q.segment === null && !this.timestamping && !graph.copies &&
-      q.tasks + n < this.#tasksMax
-    ) {
-      this.#markPages(graph.pages);
-      encodeReplay(q, graph.tasks, q.pass ?? q.openPass());
-      q.commands += n;
-      q.tasks += n;
-      return;
-    }
-    if (this.#held.current !== null) this.#held.releaseNow();
-    if (q.segment !== null) q.switchSegment(null);
-    this.#markPages(graph.pages);
-    for (const t of graph.tasks) {
-      const indirect = t.indirect;
-      if (t.copyFrom !== null) {
-        q.encoder().copyBufferToBuffer(t.copyFrom.buffer, t.copyFrom.offset, indirect!.buffer, indirect!.offset, 12);
-      }
-      this.encodeDispatch(t.pipeline, t.bindGroup, t.dynamic, t.x, t.y, t.z, indirect, t.name);
-      if (q.tasks === 0) this.#markPages(graph.pages); // it submitted: the next batch uses the pages too
-    }
-  }
-
-  /**
-   * Resolves the binding of an indirect count (after `resolveBindings` filled
-   * the scratch arrays for bindings `[0, n)`), pinning it into `pins` when
-   * another stream owns it. Returns null (after queuing a `LaunchError` `io`)
-   * when the binding is stale.
-   *
-   * @param binding The count's binding.
-   * @param n Storage bindings of the launch.
-   * @param kernel Kernel name, for errors.
-   * @param pins Where a cross-stream pin goes.
-   * @returns The slice, and whether its buffer is also bound as storage by
-   * this launch (WebGPU forbids that usage conflict: the count must be copied).
-   */
-  resolveIndirect(
-    binding: BufferBinding,
-    n: number,
-    kernel: string,
-    pins?: ManagedMemory[],
-  ): { slice: Slice; conflict: boolean } | null {
-    return this.#bindings.resolveIndirect(binding, n, kernel, pins);
   }
 
   /** Ends the open pass, if any (before copies, resolves, or a profile boundary). */

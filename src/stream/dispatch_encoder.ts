@@ -1,0 +1,291 @@
+/**
+ * A stream's dispatch encoding: launches and graph replays into the stream's
+ * open compute pass.
+ *
+ * The launch path, in steady state: the pipeline's memo of its last launch
+ * (same handles, same slices) gives the bind group without a cache lookup,
+ * info words are appended to the arena, then `setPipeline` (only when it
+ * changes), `setBindGroup` and `dispatchWorkgroups` go into the already open
+ * pass. Every `tasksMax` dispatches the stream submits. Launches of pipelines
+ * still being validated, and everything after them, are held (`HeldWork`).
+ *
+ * @module
+ */
+
+import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
+import type { Page, Slice } from "../memory/managed_memory.ts";
+import type { BufferBinding } from "../server/types.ts";
+import type { CapturedGraph } from "../graph/graph.ts";
+import { recordLaunch } from "../graph/record.ts";
+import type { DeviceContext } from "./device_context.ts";
+import type { InfoArena, InfoWords } from "./info_arena.ts";
+import type { HeldWork } from "./held_work.ts";
+import type { BindingResolver } from "./binding_resolver.ts";
+import type { IndirectCounts, IndirectSource } from "./indirect_counts.ts";
+import { encodeReplay } from "./graph_replay.ts";
+import type { Stream } from "./stream.ts";
+
+/** The resolved bindings of a pipeline's last launch (see `DispatchEncoder.launch`). */
+interface LaunchMemo {
+  stream: Stream;
+  bindings: BufferBinding[];
+  slices: Slice[];
+  bindGroup: GPUBindGroup;
+  infoBytes: number;
+  arenaId: number;
+}
+
+/** What a stream's dispatch encoder works with: the stream and its encoding internals. */
+export interface DispatchEncoderParts {
+  /** The stream. */
+  readonly stream: Stream;
+  /** The device context. */
+  readonly ctx: DeviceContext;
+  /** The stream's info arena. */
+  readonly arena: InfoArena;
+  /** The stream's held work. */
+  readonly held: HeldWork;
+  /** The stream's binding resolver. */
+  readonly bindings: BindingResolver;
+  /** The stream's indirect count sources. */
+  readonly indirects: IndirectCounts;
+  /** The stream's one-word dynamic offset array. */
+  readonly dyn: Uint32Array;
+}
+
+/** Encodes one stream's launches and replays. */
+export class DispatchEncoder {
+  #stream: Stream;
+  #ctx: DeviceContext;
+  #arena: InfoArena;
+  #held: HeldWork;
+  #bindings: BindingResolver;
+  #indirects: IndirectCounts;
+  #dyn: Uint32Array;
+  #tasksMax: number;
+
+  /**
+   * Creates the instance.
+   *
+   * @param parts The stream and the internals it shares with its encoder.
+   */
+  constructor(parts: DispatchEncoderParts) {
+    this.#stream = parts.stream;
+    this.#ctx = parts.ctx;
+    this.#arena = parts.arena;
+    this.#held = parts.held;
+    this.#bindings = parts.bindings;
+    this.#indirects = parts.indirects;
+    this.#dyn = parts.dyn;
+    this.#tasksMax = parts.ctx.settings.tasksMax;
+  }
+
+  /**
+   * Encodes one dispatch, records it while the stream is capturing, or holds
+   * it while validations are pending. A stale binding queues a `LaunchError`
+   * and encodes nothing.
+   *
+   * @param entry The compiled pipeline.
+   * @param bindings Storage bindings, in binding order.
+   * @param info Info words, or null.
+   * @param x Workgroups along x (ignored with `indirect`).
+   * @param y Workgroups along y.
+   * @param z Workgroups along z.
+   * @param indirect A binding holding three u32 workgroup counts, or null.
+   */
+  launch(
+    entry: PipelineEntry,
+    bindings: readonly BufferBinding[],
+    info: InfoWords | null,
+    x: number,
+    y: number,
+    z: number,
+    indirect: BufferBinding | null,
+  ): void {
+    const stream = this.#stream;
+    this.#ctx.current = stream;
+    if (stream.recorder !== null) {
+      recordLaunch(stream, stream.recorder, { entry, bindings, info, x, y, z, indirect }, this.#bindings);
+      return;
+    }
+    if (indirect !== null && this.#indirects.full) stream.submit();
+    if (info !== null && info.length * 4 > this.#arena.capacity) {
+      stream.submit(); // grow the arena only when nothing queued or held can refer to it
+      const old = this.#arena.id;
+      if (this.#arena.ensure(info.length * 4)) this.#ctx.bindGroups.evictStorage(old);
+    }
+    // Held launches keep their own copy of the info words; they enter the arena when encoded.
+    const hold = this.#held.current !== null || entry.state !== "valid";
+    let offset = -1;
+    if (info !== null && !hold) offset = this.pushInfo(info);
+    const n = entry.buffers;
+    const infoBytes = info === null ? 0 : info.length * 4;
+    const arenaId = info === null ? 0 : this.#arena.id;
+    let bindGroup: GPUBindGroup | null = null;
+    // Fast path: the same handles as this pipeline's last launch on this stream,
+    // still owning the same slices: reuse the bind group, only track page use.
+    const memo = entry.memo as LaunchMemo | null;
+    if (
+      memo !== null && memo.stream === stream && memo.infoBytes === infoBytes && memo.arenaId === arenaId &&
+      indirect === null
+    ) {
+      const mb = memo.bindings;
+      const ms = memo.slices;
+      let i = 0;
+      while (i < n && bindings[i] === mb[i] && bindings[i]!.memory.slice === ms[i]) i++;
+      if (i === n) {
+        const epoch = stream.epoch;
+        for (i = 0; i < n; i++) {
+          const page = ms[i]!.page;
+          if (page.useStream !== stream || page.useEpoch !== epoch) stream.usePage(page);
+        }
+        bindGroup = memo.bindGroup;
+      }
+    }
+    if (bindGroup === null) {
+      const cross = this.#bindings.resolve(bindings, n, entry.kernel.name);
+      if (cross < 0) return;
+      const cache = this.#ctx.bindGroups;
+      bindGroup = info === null
+        ? cache.get(entry.layoutId, entry.layout, n, null, 0, 0)
+        : cache.get(entry.layoutId, entry.layout, n, this.#arena.buffer, arenaId, infoBytes);
+      if (cross === 0) {
+        // Remember these bindings for the next launch, reusing the memo's arrays (no allocation per launch).
+        let m = entry.memo as LaunchMemo | null;
+        if (m === null) entry.memo = m = { stream, bindings: [], slices: [], bindGroup, infoBytes, arenaId };
+        for (let i = 0; i < n; i++) {
+          m.bindings[i] = bindings[i]!;
+          m.slices[i] = bindings[i]!.memory.slice!;
+        }
+        m.stream = stream;
+        m.bindGroup = bindGroup;
+        m.infoBytes = infoBytes;
+        m.arenaId = arenaId;
+      }
+    }
+    let source: (IndirectSource & { page: Page }) | null = null;
+    if (indirect !== null) {
+      source = this.#indirects.source(indirect, n, entry.kernel.name);
+      if (source === null) return;
+    }
+    if (hold) {
+      const pages: Page[] = [];
+      for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
+      // The count page too: a write into the counts must wait for this dispatch.
+      if (source !== null) pages.push(source.page);
+      const words = info === null
+        ? null
+        : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength));
+      this.#held.hold({ kind: "launch", entry, bindGroup, pages, info: words, x, y, z, indirect: source });
+      return;
+    }
+    let dynamic: Uint32Array | null = null;
+    if (info !== null) (dynamic = this.#dyn)[0] = offset;
+    this.encodeDispatch(entry.pipeline, bindGroup, dynamic, x, y, z, source, entry.kernel.name);
+  }
+
+  /**
+   * Encodes one resolved dispatch into the open pass (opening one when
+   * needed), counts it, closes its pass while profiling, and submits every
+   * `tasksMax` dispatches. Launches, released held launches and replays that
+   * cannot take the tight loop all end here. Positional arguments: it runs
+   * once per launch, and an options object would be an allocation per launch.
+   *
+   * @param pipeline The pipeline.
+   * @param bindGroup The bind group of group 0.
+   * @param dynamic Its one dynamic offset (the info words), or null.
+   * @param x Workgroups along x (ignored with `indirect`).
+   * @param y Workgroups along y.
+   * @param z Workgroups along z.
+   * @param indirect Where the counts are read from, or null.
+   * @param name Kernel name, for the profiler.
+   */
+  encodeDispatch(
+    pipeline: GPUComputePipeline,
+    bindGroup: GPUBindGroup,
+    dynamic: Uint32Array | null,
+    x: number,
+    y: number,
+    z: number,
+    indirect: IndirectSource | null,
+    name: string,
+  ): void {
+    const stream = this.#stream;
+    const q = stream.queue;
+    const pass = q.pass ?? q.openPass();
+    q.setPipeline(pass, pipeline);
+    q.setBindGroup(pass, bindGroup, dynamic);
+    if (indirect !== null) pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
+    else pass.dispatchWorkgroups(x, y, z);
+    q.commands++;
+    if (stream.timestamping) {
+      // While profiling, each dispatch has its own pass: name it and close it.
+      stream.profiler!.noteDispatch(name);
+      q.endPass();
+    }
+    if (++q.tasks >= this.#tasksMax) stream.submit();
+  }
+
+  /**
+   * Appends info words to the arena, submitting first when it is full.
+   *
+   * @param info The words.
+   * @returns Their byte offset in the arena.
+   */
+  pushInfo(info: InfoWords): number {
+    let offset = this.#arena.push(info);
+    if (offset < 0) {
+      this.#stream.submit();
+      offset = this.#arena.push(info);
+    }
+    return offset;
+  }
+
+  /**
+   * Marks pages used by the batch being encoded (held work re-marks them when
+   * it is released).
+   *
+   * @param pages The pages.
+   */
+  markPages(pages: readonly Page[]): void {
+    const stream = this.#stream;
+    const epoch = stream.epoch;
+    for (const page of pages) if (page.useStream !== stream || page.useEpoch !== epoch) stream.usePage(page);
+  }
+
+  /**
+   * Re-encodes a graph's dispatches into the open pass (prebuilt pipelines and
+   * bind groups), submitting every `tasksMax` dispatches like launches do.
+   *
+   * @param graph The graph, captured on this stream.
+   */
+  replay(graph: CapturedGraph): void {
+    const stream = this.#stream;
+    this.#ctx.current = stream;
+    const q = stream.queue;
+    const n = graph.tasks.length;
+    // The common case in one tight loop: nothing held, no segment, no profile,
+    // no indirect-count copy that would break the pass, and room in the batch.
+    if (
+      this.#held.current === null && q.segment === null && !stream.timestamping && !graph.copies &&
+      q.tasks + n < this.#tasksMax
+    ) {
+      this.markPages(graph.pages);
+      encodeReplay(q, graph.tasks, q.pass ?? q.openPass());
+      q.commands += n;
+      q.tasks += n;
+      return;
+    }
+    if (this.#held.current !== null) this.#held.releaseNow();
+    if (q.segment !== null) q.switchSegment(null);
+    this.markPages(graph.pages);
+    for (const t of graph.tasks) {
+      const indirect = t.indirect;
+      if (t.copyFrom !== null) {
+        q.encoder().copyBufferToBuffer(t.copyFrom.buffer, t.copyFrom.offset, indirect!.buffer, indirect!.offset, 12);
+      }
+      this.encodeDispatch(t.pipeline, t.bindGroup, t.dynamic, t.x, t.y, t.z, indirect, t.name);
+      if (q.tasks === 0) this.markPages(graph.pages); // it submitted: the next batch uses the pages too
+    }
+  }
+}
