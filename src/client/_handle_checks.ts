@@ -1,0 +1,51 @@
+/**
+ * Argument checks the client shares between its calls: a handle that is
+ * live and belongs to this device, and a byte size the device can hold.
+ *
+ * @module
+ */
+
+import { ResourceLimitError } from "../errors.ts";
+import { Handle } from "../server/handle.ts";
+import type { WebGpuServer } from "../server/webgpu_server.ts";
+
+/**
+ * Returns `h` as a live handle of `server`'s device.
+ *
+ * @param server The client's server.
+ * @param h The value given.
+ * @param where The call and argument, for the error.
+ * @returns The handle.
+ * @throws {TypeError} When `h` is not a `Handle`, was released, or belongs to another device.
+ */
+export function checkHandle(server: WebGpuServer, h: unknown, where: string): Handle {
+  if (!(h instanceof Handle)) {
+    throw new TypeError(`${where}: expected a Handle, got ${Object.prototype.toString.call(h)}`);
+  }
+  if (h.released) throw new TypeError(`${where}: memory ${h.memory.id} (${h.size} B) was released`);
+  if (h.owner !== server) {
+    throw new TypeError(`${where}: memory ${h.memory.id} belongs to another client's device`);
+  }
+  return h;
+}
+
+/**
+ * Returns `size` as a byte count the device can allocate.
+ *
+ * @param server The client's server.
+ * @param size The value given.
+ * @param where The call, for the error.
+ * @returns The size.
+ * @throws {RangeError} When it is not a non-negative safe integer.
+ * @throws {ResourceLimitError} When it exceeds `maxBufferSize`.
+ */
+export function checkSize(server: WebGpuServer, size: unknown, where: string): number {
+  if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
+    throw new RangeError(`${where}: size must be a non-negative integer number of bytes, got ${String(size)}`);
+  }
+  const max = server.properties.memory.maxBufferSize;
+  if (size > max) {
+    throw new ResourceLimitError("buffer-size", where, [size], [max], "maxBufferSize");
+  }
+  return size;
+}

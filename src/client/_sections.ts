@@ -1,0 +1,75 @@
+/**
+ * The client's sugar that runs a user function between two server calls:
+ * `profile(fn)` (start and end a profile around it, in an exclusive section)
+ * and `capture(fn)` (a warm-up run, then a recorded run, into a graph).
+ *
+ * @module
+ */
+
+import type { GraphId, StreamId } from "../ids.ts";
+import type { WebGpuServer } from "../server/webgpu_server.ts";
+import { summarizeDispatches, writeChromeTrace } from "../profile/trace.ts";
+import type { ProfileOptions, ProfileResult } from "./client_types.ts";
+
+/**
+ * Runs `fn` inside a profile on `stream`, as an exclusive section. An
+ * exception in `fn` ends the profile and is re-raised as is.
+ *
+ * @param server The server.
+ * @param stream The stream.
+ * @param fn The work to measure.
+ * @param options `trace` writes a Chrome trace of the dispatches.
+ * @returns The result and the measurements.
+ * @throws {ProfileError} When errors were drained while the profile was open.
+ */
+export function profileSection<T>(
+  server: WebGpuServer,
+  stream: StreamId,
+  fn: () => T | Promise<T>,
+  options: ProfileOptions,
+): Promise<ProfileResult<T>> {
+  return server.exclusive(async () => {
+    const token = await server.startProfile(stream);
+    let result: T;
+    try {
+      result = await fn();
+    } catch (e) {
+      await server.endProfile(stream, token).catch(() => {});
+      throw e;
+    }
+    const duration = await server.endProfile(stream, token);
+    const [ticks, dispatches] = await Promise.all([duration.ticks, duration.dispatches]);
+    if (options.trace !== undefined) await writeChromeTrace(options.trace, dispatches);
+    return {
+      result,
+      duration,
+      ticks,
+      nanos: ticks.end - ticks.start,
+      dispatches,
+      kernels: summarizeDispatches(dispatches),
+    };
+  });
+}
+
+/**
+ * Captures `fn` on `stream`: arms capture, runs `fn` as the warm-up, then
+ * again while recording. An exception disarms the capture and is re-raised.
+ *
+ * @param server The server.
+ * @param stream The stream.
+ * @param fn The work to capture.
+ * @returns The id of the captured graph.
+ * @throws {GraphStateError} For a capture already under way on the stream.
+ */
+export async function captureSection(server: WebGpuServer, stream: StreamId, fn: () => unknown): Promise<GraphId> {
+  server.graphPrepare(stream);
+  try {
+    await fn();
+    await server.beginCapture(stream);
+    await fn();
+  } catch (e) {
+    if (server.stream(stream).capture.armed) server.graphAbort(stream);
+    throw e;
+  }
+  return await server.endCapture(stream);
+}
