@@ -1,49 +1,36 @@
 /**
- * `WebGpuServer`: the `ComputeServer` on Deno's WebGPU. It wires the device
- * context (queue, pipeline and bind group caches), the stream slots and their
- * memory, and routes each call to the right stream.
+ * `WebGpuServer`: the `ComputeServer` on Deno's WebGPU. It keeps the launch
+ * path, the stream lookup and the device's lifecycle, and routes every other
+ * call to the helper serving it (transfers, memory, draining calls, graphs).
  *
  * @module
  */
 
 import { slotOf } from "../_util/slot.ts";
-import {
-  DeviceLostError,
-  DeviceValidationError,
-  GraphStateError,
-  IoError,
-  ResourceLimitError,
-  type ServerError,
-  UnsupportedError,
-} from "../errors.ts";
+import { DeviceLostError, DeviceValidationError, ResourceLimitError, UnsupportedError } from "../errors.ts";
 import { checkStreamId, type GraphId, type ProfilingToken, type StreamId } from "../ids.ts";
-import { BindGroupCache } from "../kernel/bind_group_cache.ts";
-import { Kernel } from "../kernel/kernel.ts";
-import { PipelineCache } from "../kernel/pipeline_cache.ts";
-import { ServerLogger } from "../logger.ts";
-import type { ManagedMemory, Slice } from "../memory/managed_memory.ts";
-import {
-  type MemoryConfiguration,
-  type PersistentMemoryPolicy,
-  type PoolConfig,
-  resolveMemoryConfiguration,
-} from "../memory/memory_config.ts";
+import type { Kernel } from "../kernel/kernel.ts";
+import type { ServerLogger } from "../logger.ts";
+import type { ManagedMemory } from "../memory/managed_memory.ts";
+import type { MemoryConfiguration } from "../memory/memory_config.ts";
 import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
 import type { MemoryReport, MemoryUsage } from "../memory/memory_usage.ts";
-import { HostStagingPool } from "../memory/host_staging.ts";
-import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
-import { DeviceContext } from "../stream/device_context.ts";
+import type { HostStagingPool } from "../memory/host_staging.ts";
+import type { DeviceContext } from "../stream/device_context.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
 import type { Stream } from "../stream/stream.ts";
-import { checkDescriptor, isContiguous } from "./descriptors.ts";
-import { DEFAULT_TASKS_MAX, type ServerOptions } from "./server_options.ts";
-import { createStream } from "./stream_factory.ts";
-import { GraphRegistry } from "../graph/graph_registry.ts";
+import type { GraphRegistry } from "../graph/graph_registry.ts";
 import type { CapturedGraph } from "../graph/graph.ts";
-import { endProfile, startProfile } from "../profile/profiles.ts";
 import { ExclusiveLock } from "../client/exclusive.ts";
 import type { ComputeServer, ServerUtilities } from "./compute_server.ts";
 import { acquireDevice } from "./device.ts";
+import type { DrainingCalls } from "./draining_calls.ts";
+import type { HostTransfers } from "./host_transfers.ts";
+import { logLaunch, spreadLaunch } from "./launch_args.ts";
+import type { ServerMemory } from "./server_memory.ts";
+import type { ServerOptions } from "./server_options.ts";
+import { deviceLostError, setUpServer } from "./server_setup.ts";
+import type { StreamSlots } from "./stream_slots.ts";
 import type {
   BufferBinding,
   CopyDescriptor,
@@ -63,21 +50,22 @@ export class WebGpuServer implements ComputeServer {
   /** Identity of the device. */
   readonly deviceId: DeviceId = { typeId: 4, indexId: 0 };
   #ctx: DeviceContext;
-  #props: DeviceProperties;
   #utilities: ServerUtilities;
-  #streams: (Stream | undefined)[] = [];
-  #pools: PoolConfig[];
-  #persistent: PersistentMemoryPolicy;
+  #slots: StreamSlots;
+  /** The slots' streams by index (the launch path reads them directly). */
+  #streams: (Stream | undefined)[];
   #owned: boolean;
   #closed: DeviceLostError | null = null;
   #dryRun = 0;
   #maxStreams: number;
+  #logLaunch: boolean;
+  #hostStaging: HostStagingPool;
+  #transfers: HostTransfers;
+  #memory: ServerMemory;
+  #drains: DrainingCalls;
   #graphs: GraphRegistry;
   #exclusive = new ExclusiveLock();
   #streamOf = (slot: number): Stream => this.stream(slot);
-  #deviceTiming: boolean;
-  #logLaunch: boolean;
-  #hostStaging = new HostStagingPool();
   /** Queues the device's uncaptured errors on the stream that acted last (removed at destroy: a caller's device outlives the server). */
   #onUncapturedError = (ev: Event): void => {
     if (this.#closed !== null) return;
@@ -89,59 +77,20 @@ export class WebGpuServer implements ComputeServer {
   private constructor(device: GPUDevice, owned: boolean, props: DeviceProperties, options: ServerOptions) {
     this.device = device;
     this.#owned = owned;
-    this.#props = props;
-    const tasksMax = options.tasksMax ?? DEFAULT_TASKS_MAX;
-    const maxStreams = options.maxStreams ?? 128;
-    this.#maxStreams = maxStreams;
-    if (!Number.isSafeInteger(tasksMax) || tasksMax < 1) {
-      throw new RangeError(`createClient: tasksMax must be a positive integer, got ${tasksMax}`);
-    }
-    const openPassAhead = options.openPassAhead ?? !props.identity.isFallbackAdapter;
-    if (typeof openPassAhead !== "boolean") {
-      throw new TypeError(`createClient: openPassAhead must be a boolean, got ${String(openPassAhead)}`);
-    }
-    if (!Number.isSafeInteger(maxStreams) || maxStreams < 1) {
-      throw new RangeError(`createClient: maxStreams must be a positive integer, got ${maxStreams}`);
-    }
-    this.#pools = resolveMemoryConfiguration(options.memory ?? "subslices", props.memory);
-    this.#persistent = options.persistentMemory ?? "enabled";
-    const logger = options.logger ? new ServerLogger(options.logger) : ServerLogger.fromEnv();
-    this.#deviceTiming = props.features.timestampQuery && options.timing !== "system";
-    this.#logLaunch = logger.launchesFull || logger.profiling === "minimal";
-    this.#ctx = new DeviceContext({
-      device,
-      bindGroups: new BindGroupCache(device),
-      pipelines: new PipelineCache(device, logger, {
-        maxCubeDim: props.hardware.maxCubeDim,
-        maxUnitsPerCube: props.hardware.maxUnitsPerCube,
-        maxSharedMemory: props.hardware.maxSharedMemorySize,
-        maxStorageBuffers: props.limits.maxStorageBuffersPerShaderStage ?? 8,
-      }),
-      settings: {
-        tasksMax,
-        openPassAhead,
-        maxStreams,
-        storageOffsetAlignment: props.limits.minStorageBufferOffsetAlignment ?? 256,
-        alignment: props.memory.alignment,
-        maxBufferSize: props.memory.maxBufferSize,
-        uploadChunkThreshold: 8 * 1024 * 1024,
-        uploadChunkSize: 4 * 1024 * 1024,
-      },
-      logger,
-    });
-    this.#utilities = { properties: props, logger, layoutPolicy: new ContiguousLayoutPolicy(props.memory.alignment) };
-    this.#graphs = new GraphRegistry(device, this.#ctx.settings.storageOffsetAlignment);
+    const parts = setUpServer({ server: this, device, properties: props, options });
+    this.#ctx = parts.ctx;
+    this.#utilities = parts.utilities;
+    this.#slots = parts.slots;
+    this.#streams = parts.slots.streams;
+    this.#maxStreams = parts.ctx.settings.maxStreams;
+    this.#logLaunch = parts.logLaunch;
+    this.#hostStaging = parts.hostStaging;
+    this.#transfers = parts.transfers;
+    this.#memory = parts.memory;
+    this.#drains = parts.drains;
+    this.#graphs = parts.graphs;
     device.addEventListener("uncapturederror", this.#onUncapturedError);
-    device.lost.then((info) => {
-      this.#lose(
-        new DeviceLostError(
-          info.reason === "destroyed"
-            ? "the device was destroyed; create a new client to continue"
-            : `the device was lost (${info.message}); create a new client to continue`,
-          { reason: info.reason === "destroyed" ? "destroyed" : "unknown" },
-        ),
-      );
-    });
+    device.lost.then((info) => this.#lose(deviceLostError(info)));
   }
 
   /**
@@ -157,7 +106,7 @@ export class WebGpuServer implements ComputeServer {
 
   /** Device properties. */
   get properties(): DeviceProperties {
-    return this.#props;
+    return this.#utilities.properties;
   }
 
   /** Settings in force (`tasksMax`, `openPassAhead`, `maxStreams`, alignments). */
@@ -215,22 +164,7 @@ export class WebGpuServer implements ComputeServer {
     const s = this.#streams[slot];
     if (s !== undefined) return s;
     checkStreamId(id, "stream");
-    return this.#createStream(slot);
-  }
-
-  #createStream(slot: number): Stream {
-    const stream = createStream({
-      slot,
-      ctx: this.#ctx,
-      pools: this.#pools,
-      persistentMemory: this.#persistent,
-      alignment: this.#props.memory.alignment,
-      maxBufferSize: this.#props.memory.maxBufferSize,
-      deviceTiming: this.#deviceTiming,
-      resolveOwner: (binding) => this.#resolve(binding),
-    });
-    this.#streams[slot] = stream;
-    return stream;
+    return this.#slots.create(slot);
   }
 
   utilities(): ServerUtilities {
@@ -246,92 +180,19 @@ export class WebGpuServer implements ComputeServer {
   }
 
   initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void {
-    this.checkAlive();
-    if (!Number.isSafeInteger(size) || size < 0) {
-      throw new RangeError(`initializeMemory: size must be a non-negative integer, got ${size}`);
-    }
-    if (memory.slice !== null) throw new TypeError(`initializeMemory: memory ${memory.id} is already initialized`);
-    const mm = this.stream(stream).memory;
-    const reserved = mm.reserve(size, this.#dryRun > 0);
-    mm.bind(reserved, memory);
-    if (this.#ctx.logger.memoryFull) {
-      this.#ctx.logger.log("memory", `stream ${stream}: reserved ${size} B for memory ${memory.id}`);
-    }
-  }
-
-  #resolve(binding: BufferBinding): Slice {
-    return this.stream(binding.stream).memory.resolve(binding.memory);
+    this.#memory.initialize(memory, size, stream, this.#dryRun > 0);
   }
 
   read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array[]> {
-    try {
-      this.checkAlive();
-      this.stream(stream).refuseWhileRecording("read");
-      if (!Array.isArray(descriptors)) throw new TypeError("read: descriptors must be an array of CopyDescriptor");
-      const items = descriptors.map((d, i) => {
-        const size = checkDescriptor(d, `read[${i}]`);
-        if (!isContiguous(d.shape, d.strides)) {
-          throw new IoError(
-            "unsupported-strides",
-            `read: strides [${d.strides}] are not contiguous for shape [${d.shape}]`,
-          );
-        }
-        return { slice: this.#resolve(d.binding), offset: d.binding.offsetStart, size };
-      });
-      return this.#ctx.guard(this.stream(stream).read(items));
-    } catch (e) {
-      return Promise.reject(e);
-    }
+    return this.#transfers.read(descriptors, stream);
   }
 
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
-    this.checkAlive();
-    const s = this.stream(stream);
-    if (s.recorder !== null) {
-      s.pushError(
-        new GraphStateError("write", "a write inside a capture window is not recorded; the capture will fail"),
-      );
-      return;
-    }
-    if (!Array.isArray(writes)) throw new TypeError("write: writes must be an array of [CopyDescriptor, Uint8Array]");
-    writes.forEach(([d, bytes], i) => {
-      const size = checkDescriptor(d, `write[${i}]`);
-      if (!(bytes instanceof Uint8Array) || bytes.byteLength !== size) {
-        throw new RangeError(`write[${i}]: ${bytes?.byteLength} B given for a descriptor of ${size} B`);
-      }
-    });
-    for (const [d, bytes] of writes) {
-      const owner = this.stream(d.binding.stream);
-      if (!isContiguous(d.shape, d.strides)) {
-        owner.pushError(
-          new IoError("unsupported-strides", `write: strides [${d.strides}] are not contiguous for shape [${d.shape}]`),
-        );
-        return;
-      }
-      let slice: Slice;
-      try {
-        slice = this.#resolve(d.binding);
-      } catch (e) {
-        owner.pushError(e as ServerError);
-        return;
-      }
-      // Bytes between the view's end and the next word may belong to other views of the reservation.
-      const end = d.binding.offsetStart + bytes.byteLength;
-      const exact = end % 4 !== 0 && end < d.binding.size;
-      s.write(slice, d.binding.offsetStart, bytes, d.binding.stream, exact);
-    }
+    this.#transfers.write(writes, stream);
   }
 
-  async sync(stream: StreamId): Promise<void> {
-    this.checkAlive();
-    this.stream(stream).refuseWhileRecording("sync");
-    const s = this.stream(stream);
-    await this.#ctx.guard(s.sync());
-    const logger = this.#ctx.logger;
-    if (s.profiler !== null && logger.profiling !== "disabled" && logger.profiling !== "minimal") {
-      await s.profiler.collect();
-      for (const t of s.profiler.takeAll()) logger.registerProfiled(t.name, t.end - t.start);
-    }
+  sync(stream: StreamId): Promise<void> {
+    return this.#drains.sync(stream);
   }
 
   /**
@@ -346,34 +207,11 @@ export class WebGpuServer implements ComputeServer {
   }
 
   getResource(binding: BufferBinding, stream: StreamId): ManagedResource {
-    this.checkAlive();
-    this.stream(stream).submit();
-    const slice = this.#resolve(binding);
-    this.stream(stream).settlePage(slice.page);
-    const memory = binding.memory;
-    memory.pin();
-    let released = false;
-    return {
-      buffer: slice.page.storage.resource!,
-      offset: slice.offset + binding.offsetStart,
-      size: binding.size - binding.offsetStart - binding.offsetEnd,
-      release() {
-        if (released) return;
-        released = true;
-        memory.unpin();
-      },
-    };
+    return this.#transfers.getResource(binding, stream);
   }
 
   launch(kernel: Kernel, count: CubeCount, args: KernelArguments, mode: LaunchMode, stream: StreamId): void {
-    if (!(kernel instanceof Kernel)) throw new TypeError("launch: kernel must come from defineKernel()");
-    if (!Array.isArray(args?.buffers)) throw new TypeError(`launch(${kernel.name}): args.buffers must be an array`);
-    const info = args.info !== undefined && args.info.length > 0 ? args.info : null;
-    if (count.kind === "static") {
-      this.launchRaw(kernel, args.buffers, info, count.x, count.y, count.z, null, mode, stream);
-    } else {
-      this.launchRaw(kernel, args.buffers, info, 1, 1, 1, count.binding, mode, stream);
-    }
+    spreadLaunch(this, kernel, count, args, mode, stream);
   }
 
   /**
@@ -415,14 +253,7 @@ export class WebGpuServer implements ComputeServer {
       }
       throw e;
     }
-    if (this.#logLaunch) {
-      ctx.logger.log(
-        "launch",
-        `${s.label}: executing ${kernel.name} [${x}, ${y}, ${z}]${
-          mode === "skip" || this.#dryRun > 0 ? " (skip)" : ""
-        }`,
-      );
-    }
+    if (this.#logLaunch) logLaunch(ctx.logger, s.label, kernel.name, x, y, z, mode === "skip" || this.#dryRun > 0);
     if (mode === "skip" || this.#dryRun > 0) {
       if (entry.state !== "valid") s.watchPipeline(entry);
       return;
@@ -431,66 +262,35 @@ export class WebGpuServer implements ComputeServer {
   }
 
   flush(stream: StreamId): Promise<void> {
-    try {
-      this.checkAlive();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return this.#ctx.guard(this.stream(stream).flush());
+    return this.#drains.flush(stream);
   }
 
   memoryUsage(stream: StreamId): MemoryUsage {
-    this.checkAlive();
-    const s = this.stream(stream);
-    s.submit();
-    return s.memory.usage();
+    return this.#memory.usage(stream);
   }
 
   memoryReport(stream: StreamId): MemoryReport {
-    this.checkAlive();
-    const s = this.stream(stream);
-    s.submit();
-    return s.memory.report();
+    return this.#memory.report(stream);
   }
 
   memoryCleanup(stream: StreamId): void {
-    this.checkAlive();
-    const s = this.stream(stream);
-    s.submit();
-    s.memory.cleanup(true);
-    s.staging.clear();
-    this.#hostStaging.clear();
+    this.#memory.cleanup(stream);
   }
 
   allocationMode(mode: MemoryAllocationMode, stream: StreamId): void {
-    this.checkAlive();
-    if (mode !== "auto" && mode !== "persistent") {
-      throw new TypeError(`allocationMode: mode must be "auto" or "persistent", got ${String(mode)}`);
-    }
-    const s = this.stream(stream);
-    s.submit();
-    s.memory.setMode(mode);
+    this.#memory.setMode(mode, stream);
   }
 
   staging(sizes: readonly number[], _stream: StreamId): Uint8Array[] {
-    this.checkAlive();
-    for (const size of sizes) {
-      if (!Number.isSafeInteger(size) || size < 0) {
-        throw new RangeError(`staging: sizes must be non-negative integers, got ${size}`);
-      }
-    }
-    return this.#hostStaging.lend(sizes);
+    return this.#transfers.staging(sizes);
   }
 
-  async startProfile(stream: StreamId): Promise<ProfilingToken> {
-    this.checkAlive();
-    return await this.#ctx.guard(startProfile(this.stream(stream)));
+  startProfile(stream: StreamId): Promise<ProfilingToken> {
+    return this.#drains.startProfile(stream);
   }
 
-  async endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration> {
-    this.checkAlive();
-    const d = await this.#ctx.guard(endProfile(this.stream(token?.stream ?? stream), token));
-    return { method: d.method, ticks: this.#ctx.guard(d.ticks), dispatches: this.#ctx.guard(d.dispatches) };
+  endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration> {
+    return this.#drains.endProfile(stream, token);
   }
 
   graphPrepare(stream: StreamId): void {
@@ -508,14 +308,12 @@ export class WebGpuServer implements ComputeServer {
     this.#graphs.abort(this.stream(stream));
   }
 
-  async beginCapture(stream: StreamId): Promise<void> {
-    this.checkAlive();
-    await this.#ctx.guard(this.#graphs.begin(this.stream(stream)));
+  beginCapture(stream: StreamId): Promise<void> {
+    return this.#drains.beginCapture(stream);
   }
 
-  async endCapture(stream: StreamId): Promise<GraphId> {
-    this.checkAlive();
-    return await this.#ctx.guard(this.#graphs.end(this.stream(stream)));
+  endCapture(stream: StreamId): Promise<GraphId> {
+    return this.#drains.endCapture(stream);
   }
 
   replay(graph: GraphId, stream: StreamId): void {
@@ -546,20 +344,11 @@ export class WebGpuServer implements ComputeServer {
   }
 
   streamIds(): StreamId[] {
-    const ids: StreamId[] = [];
-    this.#streams.forEach((s, i) => {
-      if (s !== undefined) ids.push(i);
-    });
-    return ids;
+    return this.#slots.ids();
   }
 
   installMemoryPools(config: MemoryConfiguration, stream: StreamId): void {
-    this.checkAlive();
-    const pools = resolveMemoryConfiguration(config, this.#props.memory);
-    this.#pools = pools;
-    const s = this.stream(stream);
-    s.submit();
-    s.memory.installPools(pools);
+    this.#memory.installPools(config, stream);
   }
 
   commInit(_devices: readonly DeviceId[]): void {
@@ -597,18 +386,12 @@ export class WebGpuServer implements ComputeServer {
    */
   destroy(): void {
     if (this.#closed !== null) return;
-    for (const s of this.#streams) {
-      try {
-        s?.submit();
-      } catch {
-        // a broken stream must not keep the device alive
-      }
-    }
+    this.#slots.submitAll();
     this.#lose(
       new DeviceLostError("the client was destroyed; create a new client to continue", { reason: "destroyed" }),
     );
     this.#graphs.clear();
-    for (const s of this.#streams) s?.destroy();
+    this.#slots.destroyAll();
     this.device.removeEventListener("uncapturederror", this.#onUncapturedError);
     if (this.#owned) this.device.destroy();
   }

@@ -1,0 +1,138 @@
+/**
+ * A server's draining calls besides `read`: `flush`, `sync` (which also
+ * collects per-kernel device times for the profiling log), the profile
+ * boundaries and the capture boundaries. Each raises the stream's queued
+ * errors; each checks the device first, and every promise is guarded so that
+ * it rejects when the device is lost.
+ *
+ * @module
+ */
+
+import type { GraphRegistry } from "../graph/graph_registry.ts";
+import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
+import { endProfile, startProfile } from "../profile/profiles.ts";
+import type { DeviceContext } from "../stream/device_context.ts";
+import type { StreamHost } from "./stream_slots.ts";
+import type { ProfileDuration } from "./types.ts";
+
+/** What `DrainingCalls` is built with. */
+export interface DrainingCallsOptions {
+  /** The server whose streams it drains. */
+  server: StreamHost;
+  /** Its device context (guards promises against device loss; holds the logger). */
+  ctx: DeviceContext;
+  /** Its captured graphs. */
+  graphs: GraphRegistry;
+}
+
+/** Flush, sync, profile and capture boundaries of one server's streams. */
+export class DrainingCalls {
+  #server: StreamHost;
+  #ctx: DeviceContext;
+  #graphs: GraphRegistry;
+
+  /**
+   * Creates the draining calls of a server.
+   *
+   * @param options The server, its device context and its graph registry.
+   */
+  constructor(options: DrainingCallsOptions) {
+    this.#server = options.server;
+    this.#ctx = options.ctx;
+    this.#graphs = options.graphs;
+  }
+
+  /**
+   * Submits a stream's queued work and drains its errors (see `ComputeServer.flush`).
+   *
+   * @param stream The stream.
+   * @returns Rejects with `DeviceLostError` once the device is gone, and with
+   * `ServerUnhealthyError` when errors were queued.
+   */
+  flush(stream: StreamId): Promise<void> {
+    try {
+      this.#server.checkAlive();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#ctx.guard(this.#server.stream(stream).flush());
+  }
+
+  /**
+   * Submits a stream and waits for the device, then drains its errors (see
+   * `ComputeServer.sync`). With device timing and `profiling` logs at `basic`
+   * or above, the stream's per-kernel device times are then collected into
+   * the logger.
+   *
+   * @param stream The stream.
+   * @returns Rejects with `DeviceLostError` once the device is gone,
+   * `GraphStateError` while the stream records a graph, and
+   * `ServerUnhealthyError` when errors were queued.
+   */
+  async sync(stream: StreamId): Promise<void> {
+    const server = this.#server;
+    server.checkAlive();
+    server.stream(stream).refuseWhileRecording("sync");
+    const s = server.stream(stream);
+    await this.#ctx.guard(s.sync());
+    const logger = this.#ctx.logger;
+    if (s.profiler !== null && logger.profiling !== "disabled" && logger.profiling !== "minimal") {
+      await s.profiler.collect();
+      for (const t of s.profiler.takeAll()) logger.registerProfiled(t.name, t.end - t.start);
+    }
+  }
+
+  /**
+   * Opens a profile on a stream (see `ComputeServer.startProfile`).
+   *
+   * @param stream The stream.
+   * @returns A token for `endProfile`; rejects with `DeviceLostError` once the
+   * device is gone, and with `ProfileError` when the stream had queued errors.
+   */
+  async startProfile(stream: StreamId): Promise<ProfilingToken> {
+    this.#server.checkAlive();
+    return await this.#ctx.guard(startProfile(this.#server.stream(stream)));
+  }
+
+  /**
+   * Closes a profile (see `ComputeServer.endProfile`).
+   *
+   * @param stream The stream, used when the token names none.
+   * @param token A token from `startProfile`, ended once.
+   * @returns The duration, its ticks and dispatches guarded too; rejects with
+   * `DeviceLostError` once the device is gone, and with `ProfileError`
+   * (`not-registered`) for an unknown or already ended token.
+   */
+  async endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration> {
+    this.#server.checkAlive();
+    const ctx = this.#ctx;
+    const d = await ctx.guard(endProfile(this.#server.stream(token?.stream ?? stream), token));
+    return { method: d.method, ticks: ctx.guard(d.ticks), dispatches: ctx.guard(d.dispatches) };
+  }
+
+  /**
+   * Starts recording a graph on a stream (see `ComputeServer.beginCapture`).
+   *
+   * @param stream The stream, prepared with `graphPrepare`.
+   * @returns Rejects with `DeviceLostError` once the device is gone, with
+   * `GraphStateError` when the stream is not prepared or already recording, and with
+   * `ServerUnhealthyError` when errors were queued.
+   */
+  async beginCapture(stream: StreamId): Promise<void> {
+    this.#server.checkAlive();
+    await this.#ctx.guard(this.#graphs.begin(this.#server.stream(stream)));
+  }
+
+  /**
+   * Stops recording and stores the graph (see `ComputeServer.endCapture`).
+   *
+   * @param stream The recording stream.
+   * @returns The graph's id; rejects with `DeviceLostError` once the device is
+   * gone, with `GraphStateError` when the stream is not recording, and with
+   * `ServerUnhealthyError` when errors were queued.
+   */
+  async endCapture(stream: StreamId): Promise<GraphId> {
+    this.#server.checkAlive();
+    return await this.#ctx.guard(this.#graphs.end(this.#server.stream(stream)));
+  }
+}

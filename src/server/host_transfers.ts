@@ -1,0 +1,183 @@
+/**
+ * The host's ways into a server's device memory: reads and writes of copy
+ * descriptors (checked, resolved through the owning streams, then handed to
+ * the calling stream), host staging memory lent for uploads, and the raw
+ * buffer range of `getResource`.
+ *
+ * @module
+ */
+
+import { GraphStateError, IoError, type ServerError } from "../errors.ts";
+import type { StreamId } from "../ids.ts";
+import type { HostStagingPool } from "../memory/host_staging.ts";
+import type { Slice } from "../memory/managed_memory.ts";
+import type { DeviceContext } from "../stream/device_context.ts";
+import type { OwnerResolver } from "../stream/stream.ts";
+import { checkDescriptor, isContiguous } from "./descriptors.ts";
+import type { StreamHost } from "./stream_slots.ts";
+import type { BufferBinding, CopyDescriptor, ManagedResource } from "./types.ts";
+
+/** What `HostTransfers` is built with. */
+export interface HostTransfersOptions {
+  /** The server the transfers go through. */
+  server: StreamHost;
+  /** Its device context (guards the promises against device loss). */
+  ctx: DeviceContext;
+  /** Resolves a binding through the stream that owns it. */
+  resolve: OwnerResolver;
+  /** The host staging memory lent by `staging`. */
+  hostStaging: HostStagingPool;
+}
+
+/** Reads, writes, host staging and raw ranges of one server's memory. */
+export class HostTransfers {
+  #server: StreamHost;
+  #ctx: DeviceContext;
+  #resolve: OwnerResolver;
+  #hostStaging: HostStagingPool;
+
+  /**
+   * Creates the transfers of a server.
+   *
+   * @param options The server, its device context, its owner resolver and its host staging pool.
+   */
+  constructor(options: HostTransfersOptions) {
+    this.#server = options.server;
+    this.#ctx = options.ctx;
+    this.#resolve = options.resolve;
+    this.#hostStaging = options.hostStaging;
+  }
+
+  /**
+   * Reads memory back to the host (see `ComputeServer.read`).
+   *
+   * @param descriptors What to read; contiguous strides only.
+   * @param stream The calling stream.
+   * @returns The bytes of each descriptor. Rejects, never throws: with
+   * `IoError` (`unsupported-strides`, `not-found`), `RangeError` or
+   * `TypeError` for bad arguments, `GraphStateError` while recording,
+   * `DeviceLostError` once the device is gone, and `ServerUnhealthyError` when
+   * the stream's error queue held errors.
+   */
+  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array[]> {
+    try {
+      const server = this.#server;
+      server.checkAlive();
+      server.stream(stream).refuseWhileRecording("read");
+      if (!Array.isArray(descriptors)) throw new TypeError("read: descriptors must be an array of CopyDescriptor");
+      const items = descriptors.map((d, i) => {
+        const size = checkDescriptor(d, `read[${i}]`);
+        if (!isContiguous(d.shape, d.strides)) {
+          throw new IoError(
+            "unsupported-strides",
+            `read: strides [${d.strides}] are not contiguous for shape [${d.shape}]`,
+          );
+        }
+        return { slice: this.#resolve(d.binding), offset: d.binding.offsetStart, size };
+      });
+      return this.#ctx.guard(server.stream(stream).read(items));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * Writes bytes into memory (see `ComputeServer.write`). Non-contiguous
+   * strides, stale bindings and writes inside a capture window are queued on
+   * the stream as errors.
+   *
+   * @param writes Pairs of descriptor and bytes (exactly the descriptor's length).
+   * @param stream The calling stream.
+   * @throws {DeviceLostError} Once the device is gone.
+   * @throws {TypeError} When `writes` is not an array.
+   * @throws {RangeError} For a malformed descriptor or bytes of the wrong length.
+   */
+  write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
+    const server = this.#server;
+    server.checkAlive();
+    const s = server.stream(stream);
+    if (s.recorder !== null) {
+      s.pushError(
+        new GraphStateError("write", "a write inside a capture window is not recorded; the capture will fail"),
+      );
+      return;
+    }
+    if (!Array.isArray(writes)) throw new TypeError("write: writes must be an array of [CopyDescriptor, Uint8Array]");
+    writes.forEach(([d, bytes], i) => {
+      const size = checkDescriptor(d, `write[${i}]`);
+      if (!(bytes instanceof Uint8Array) || bytes.byteLength !== size) {
+        throw new RangeError(`write[${i}]: ${bytes?.byteLength} B given for a descriptor of ${size} B`);
+      }
+    });
+    for (const [d, bytes] of writes) {
+      const owner = server.stream(d.binding.stream);
+      if (!isContiguous(d.shape, d.strides)) {
+        owner.pushError(
+          new IoError("unsupported-strides", `write: strides [${d.strides}] are not contiguous for shape [${d.shape}]`),
+        );
+        return;
+      }
+      let slice: Slice;
+      try {
+        slice = this.#resolve(d.binding);
+      } catch (e) {
+        owner.pushError(e as ServerError);
+        return;
+      }
+      // Bytes between the view's end and the next word may belong to other views of the reservation.
+      const end = d.binding.offsetStart + bytes.byteLength;
+      const exact = end % 4 !== 0 && end < d.binding.size;
+      s.write(slice, d.binding.offsetStart, bytes, d.binding.stream, exact);
+    }
+  }
+
+  /**
+   * Lends reusable host staging memory (see `ComputeServer.staging`).
+   *
+   * @param sizes Bytes of each buffer.
+   * @returns Host buffers to fill and pass to `write`.
+   * @throws {DeviceLostError} Once the device is gone.
+   * @throws {RangeError} When a size is not a non-negative integer.
+   */
+  staging(sizes: readonly number[]): Uint8Array[] {
+    this.#server.checkAlive();
+    for (const size of sizes) {
+      if (!Number.isSafeInteger(size) || size < 0) {
+        throw new RangeError(`staging: sizes must be non-negative integers, got ${size}`);
+      }
+    }
+    return this.#hostStaging.lend(sizes);
+  }
+
+  /**
+   * The raw buffer range behind a binding, pinned until released (see
+   * `ComputeServer.getResource`). Submits the calling stream and settles the
+   * page first.
+   *
+   * @param binding The memory.
+   * @param stream The calling stream.
+   * @returns The range; call `release()` when done.
+   * @throws {DeviceLostError} Once the device is gone.
+   * @throws {IoError} `not-found` for a stale binding.
+   */
+  getResource(binding: BufferBinding, stream: StreamId): ManagedResource {
+    const server = this.#server;
+    server.checkAlive();
+    server.stream(stream).submit();
+    const slice = this.#resolve(binding);
+    server.stream(stream).settlePage(slice.page);
+    const memory = binding.memory;
+    memory.pin();
+    let released = false;
+    return {
+      buffer: slice.page.storage.resource!,
+      offset: slice.offset + binding.offsetStart,
+      size: binding.size - binding.offsetStart - binding.offsetEnd,
+      release() {
+        if (released) return;
+        released = true;
+        memory.unpin();
+      },
+    };
+  }
+}
