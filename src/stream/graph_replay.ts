@@ -1,7 +1,7 @@
 /**
  * The tight loop of a graph replay: a captured graph's dispatches encoded
  * into a stream's open pass with their prebuilt pipelines and bind groups.
- * `Stream.replay` takes it when nothing is held, profiled or copied and the
+ * `DispatchEncoder.replay` takes it when nothing is held, profiled or copied and the
  * whole graph fits in the current batch.
  *
  * @module
@@ -11,7 +11,7 @@ import type { ReplayTask } from "../graph/graph.ts";
 import type { CommandQueue } from "./command_queue.ts";
 
 /**
- * Encodes replay tasks into `pass`, none of which copies (see `Stream.replay`).
+ * Encodes replay tasks into `pass`, none of which copies (see `DispatchEncoder.replay`).
  * The first task checks the pass state; the others follow the graph's own
  * precomputed pipeline changes and rebinds. The caller counts the commands
  * and dispatches.
