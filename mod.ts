@@ -51,6 +51,7 @@ export * from "./src/stream/command_queue.ts";
 export * from "./src/stream/speculation.ts";
 export type { IndirectSource } from "./src/stream/indirect_counts.ts";
 export type { BindingResolver } from "./src/stream/binding_resolver.ts";
+export type { DispatchPaths } from "./src/stream/dispatch_encoder.ts";
 export * from "./src/stream/stream.ts";
 export * from "./src/stream/stream_reader.ts";
 export * from "./src/server/types.ts";

@@ -1,6 +1,6 @@
 /**
  * Where a launch's host time goes: the same 1,024-launch loop of a tiny kernel
- * through each layer (raw WebGPU, `stream.launch`, `server.launchRaw`,
+ * through each layer (raw WebGPU, `stream.dispatch.launch`, `server.launchRaw`,
  * `client.launch`), interleaved rep by rep, with median and p10 ns per launch.
  * A diagnostic script, not a `Deno.bench` file.
  *
@@ -32,7 +32,7 @@ const stream = server.stream(0);
 const entry = k.compiled.slots[2] as PipelineEntry;
 const results: Record<string, number[]> = {
   "raw WebGPU": [],
-  "stream.launch": [],
+  "stream.dispatch.launch": [],
   "server.launchRaw": [],
   "client.launch": [],
   "client.launch (literals)": [],
@@ -53,10 +53,10 @@ const variants: [string, () => void][] = [
     pass.end();
     device.queue.submit([enc.finish()]);
   }],
-  ["stream.launch", () => {
+  ["stream.dispatch.launch", () => {
     const t0 = now();
-    for (let i = 0; i < N; i++) stream.launch(entry, bufs, null, 1, 1, 1, null);
-    rec("stream.launch", now() - t0);
+    for (let i = 0; i < N; i++) stream.dispatch.launch(entry, bufs, null, 1, 1, 1, null);
+    rec("stream.dispatch.launch", now() - t0);
     stream.submit();
   }],
   ["server.launchRaw", () => {

@@ -64,7 +64,7 @@ export class Graph implements Disposable {
     const target = this.#target;
     // Fast path: the graph and its stream, resolved once; every check the server makes still holds.
     if (g !== null && !g.released && target !== null && target.recorder === null && !this.#server.closed) {
-      target.replay(g);
+      target.dispatch.replay(g);
       return;
     }
     this.#server.replay(this.id, this.stream);

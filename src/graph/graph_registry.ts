@@ -136,7 +136,7 @@ export class GraphRegistry {
       );
       return;
     }
-    target.replay(graph);
+    target.dispatch.replay(graph);
   }
 
   /**

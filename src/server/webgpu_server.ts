@@ -258,7 +258,7 @@ export class WebGpuServer implements ComputeServer {
       if (entry.state !== "valid") s.watchPipeline(entry);
       return;
     }
-    s.launch(entry, buffers, info, x, y, z, indirect);
+    s.dispatch.launch(entry, buffers, info, x, y, z, indirect);
   }
 
   flush(stream: StreamId): Promise<void> {

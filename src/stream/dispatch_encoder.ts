@@ -35,6 +35,73 @@ interface LaunchMemo {
   arenaId: number;
 }
 
+/** A stream's launch and replay paths, as its callers see them (implemented by `DispatchEncoder`). */
+export interface DispatchPaths {
+  /**
+   * Encodes one dispatch, records it while the stream is capturing, or holds
+   * it while validations are pending. A stale binding queues a `LaunchError`
+   * and encodes nothing.
+   *
+   * @param entry The compiled pipeline.
+   * @param bindings Storage bindings, in binding order.
+   * @param info Info words, or null.
+   * @param x Workgroups along x (ignored with `indirect`).
+   * @param y Workgroups along y.
+   * @param z Workgroups along z.
+   * @param indirect A binding holding three u32 workgroup counts, or null.
+   */
+  launch(
+    entry: PipelineEntry,
+    bindings: readonly BufferBinding[],
+    info: InfoWords | null,
+    x: number,
+    y: number,
+    z: number,
+    indirect: BufferBinding | null,
+  ): void;
+  /**
+   * Encodes one resolved dispatch into the open pass (see `DispatchEncoder.encodeDispatch`).
+   *
+   * @param pipeline The pipeline.
+   * @param bindGroup The bind group of group 0.
+   * @param dynamic Its one dynamic offset (the info words), or null.
+   * @param x Workgroups along x (ignored with `indirect`).
+   * @param y Workgroups along y.
+   * @param z Workgroups along z.
+   * @param indirect Where the counts are read from, or null.
+   * @param name Kernel name, for the profiler.
+   */
+  encodeDispatch(
+    pipeline: GPUComputePipeline,
+    bindGroup: GPUBindGroup,
+    dynamic: Uint32Array | null,
+    x: number,
+    y: number,
+    z: number,
+    indirect: IndirectSource | null,
+    name: string,
+  ): void;
+  /**
+   * Appends info words to the arena, submitting first when it is full.
+   *
+   * @param info The words.
+   * @returns Their byte offset in the arena.
+   */
+  pushInfo(info: InfoWords): number;
+  /**
+   * Marks pages used by the batch being encoded.
+   *
+   * @param pages The pages.
+   */
+  markPages(pages: readonly Page[]): void;
+  /**
+   * Re-encodes a graph's dispatches into the open pass.
+   *
+   * @param graph The graph, captured on this stream.
+   */
+  replay(graph: CapturedGraph): void;
+}
+
 /** What a stream's dispatch encoder works with: the stream and its encoding internals. */
 export interface DispatchEncoderParts {
   /** The stream. */
@@ -54,7 +121,7 @@ export interface DispatchEncoderParts {
 }
 
 /** Encodes one stream's launches and replays. */
-export class DispatchEncoder {
+export class DispatchEncoder implements DispatchPaths {
   #stream: Stream;
   #ctx: DeviceContext;
   #arena: InfoArena;

@@ -147,7 +147,16 @@ export class HeldWork {
       if (segment !== q.segment) q.switchSegment(segment);
       parts.markPages(op.pages); // the batch may have changed since the launch was held
       const dynamic = op.info === null ? null : parts.dyn;
-      stream.encodeDispatch(entry.pipeline, op.bindGroup, dynamic, op.x, op.y, op.z, op.indirect, entry.kernel.name);
+      stream.dispatch.encodeDispatch(
+        entry.pipeline,
+        op.bindGroup,
+        dynamic,
+        op.x,
+        op.y,
+        op.z,
+        op.indirect,
+        entry.kernel.name,
+      );
     }
   }
 }

@@ -27,11 +27,11 @@ import type { MemoryManager } from "../memory/memory_manager.ts";
 import type { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import type { BufferBinding } from "../server/types.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
-import type { CapturedGraph, GraphRecorder } from "../graph/graph.ts";
+import type { GraphRecorder } from "../graph/graph.ts";
 import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import { SystemProfiler } from "../profile/system_profiler.ts";
 import type { DeviceContext } from "./device_context.ts";
-import { InfoArena, type InfoWords } from "./info_arena.ts";
+import { InfoArena } from "./info_arena.ts";
 import { StagingPool } from "./staging_pool.ts";
 import { StreamReader } from "./stream_reader.ts";
 import { CommandQueue, type QueueHost } from "./command_queue.ts";
@@ -39,9 +39,9 @@ import type { StreamId } from "../ids.ts";
 import { ErrorQueue } from "./error_queue.ts";
 import { HeldWork } from "./held_work.ts";
 import { BindingResolver } from "./binding_resolver.ts";
-import { IndirectCounts, type IndirectSource } from "./indirect_counts.ts";
+import { IndirectCounts } from "./indirect_counts.ts";
 import { StreamWriter } from "./stream_writer.ts";
-import { DispatchEncoder } from "./dispatch_encoder.ts";
+import { DispatchEncoder, type DispatchPaths } from "./dispatch_encoder.ts";
 
 /** Resolves a binding's descriptor through its owner stream (slow path). */
 export type OwnerResolver = (binding: BufferBinding) => Slice;
@@ -74,6 +74,8 @@ export class Stream implements QueueHost {
   onDrain: ((errors: readonly ServerError[]) => void) | null = null;
   /** The encoder, open pass and submission queue. */
   readonly queue: CommandQueue;
+  /** Encodes launches and graph replays into the open pass (the launch and replay paths call it directly). */
+  readonly dispatch: DispatchPaths;
   #ctx: DeviceContext;
   /** Resolves a binding's slice through the stream that owns it. */
   readonly resolveOwner: OwnerResolver;
@@ -85,7 +87,6 @@ export class Stream implements QueueHost {
   #held: HeldWork;
   #bindings: BindingResolver;
   #pinsPending: ManagedMemory[] = [];
-  #encoder: DispatchEncoder;
 
   /**
    * Creates the instance.
@@ -137,11 +138,11 @@ export class Stream implements QueueHost {
       errors,
       pins,
       dyn,
-      pushInfo: (info) => this.#encoder.pushInfo(info),
-      markPages: (pages) => this.#encoder.markPages(pages),
+      pushInfo: (info) => this.dispatch.pushInfo(info),
+      markPages: (pages) => this.dispatch.markPages(pages),
     });
     this.#writer = new StreamWriter({ stream: this, ctx, held });
-    this.#encoder = new DispatchEncoder({ stream: this, ctx, arena: this.#arena, held, bindings, indirects, dyn });
+    this.dispatch = new DispatchEncoder({ stream: this, ctx, arena: this.#arena, held, bindings, indirects, dyn });
   }
 
   /** The device's bind group cache (its scratch arrays hold the last resolved bindings). */
@@ -249,38 +250,6 @@ export class Stream implements QueueHost {
   /** Notes that a launch whose pipeline is still being validated was encoded or skipped. */
   watchPipeline(entry: PipelineEntry): void {
     this.#errors.watchPipeline(entry);
-  }
-
-  /** Encodes, records or holds one dispatch: see `DispatchEncoder.launch`. */
-  launch(
-    entry: PipelineEntry,
-    bindings: readonly BufferBinding[],
-    info: InfoWords | null,
-    x: number,
-    y: number,
-    z: number,
-    indirect: BufferBinding | null,
-  ): void {
-    this.#encoder.launch(entry, bindings, info, x, y, z, indirect);
-  }
-
-  /** Encodes one resolved dispatch into the open pass: see `DispatchEncoder.encodeDispatch`. */
-  encodeDispatch(
-    pipeline: GPUComputePipeline,
-    bindGroup: GPUBindGroup,
-    dynamic: Uint32Array | null,
-    x: number,
-    y: number,
-    z: number,
-    indirect: IndirectSource | null,
-    name: string,
-  ): void {
-    this.#encoder.encodeDispatch(pipeline, bindGroup, dynamic, x, y, z, indirect, name);
-  }
-
-  /** Re-encodes a graph's dispatches: see `DispatchEncoder.replay`. */
-  replay(graph: CapturedGraph): void {
-    this.#encoder.replay(graph);
   }
 
   /** Waits until held work, if any, can be released without isolation. */

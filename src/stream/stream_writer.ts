@@ -60,7 +60,15 @@ export class StreamWriter {
         size: word + 4 - slice.offset,
       };
       const entry = this.#ctx.pipelines.get(BYTE_PATCH_KERNEL, 1, true);
-      this.#stream.launch(entry, [binding], new Uint32Array([(word - bindStart) / 4, keep, value]), 1, 1, 1, null);
+      this.#stream.dispatch.launch(
+        entry,
+        [binding],
+        new Uint32Array([(word - bindStart) / 4, keep, value]),
+        1,
+        1,
+        1,
+        null,
+      );
     }
   }
 
