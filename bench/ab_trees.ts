@@ -1,0 +1,142 @@
+/**
+ * Two builds of the runtime in one process: this tree against another copy
+ * (for example the last commit before a refactor), each with its own client,
+ * timed interleaved on the same sequences as `graph_bench.ts`, next to the
+ * raw floor. A diagnostic script for changes too small for separate
+ * processes: on the H200 host the floor moves by ±5–8% from one process to
+ * the next, while in one process the two builds share the host's state.
+ *
+ * Each iteration encodes about 1,024 dispatches (⌈1024 / L⌉ repetitions of L
+ * launches alternating two kernels, or as many `graph.replay()` calls of the
+ * captured sequence), times only the encoding (wall clock), then submits and
+ * blocks until the device is idle (`blockUntilIdle`). Every case runs
+ * `WARMUP` untimed iterations, then `ROUNDS` rounds of `BLOCK` iterations,
+ * each round in a fresh shuffled order (`interleave`).
+ *
+ * Prepare the other tree, then run:
+ * ```
+ * mkdir -p .device/old && git archive <rev> mod.ts src | tar -x -C .device/old
+ * OLD=.device/old deno run --allow-env --allow-read bench/ab_trees.ts
+ * ```
+ * (env `L`, default 10; `ROUNDS`, default 30; `BLOCK`, default 20; `WARMUP`,
+ * default 300). On the H200: the `device` tool with carry `[".device"]`. In
+ * `bench/RESULTS.md` (run 23) it found a 4–6% launch cost that alternating
+ * processes had put inside their noise.
+ */
+
+import * as NEW from "../mod.ts";
+import { bindBuffers, blockUntilIdle, encodeAlternating, interleave, rawPipelines, storageLayout } from "./_raw.ts";
+
+type Runtime = typeof NEW;
+const oldPath = Deno.env.get("OLD");
+if (!oldPath) {
+  console.error("ab_trees: set OLD to the other tree's root (a folder holding its mod.ts)");
+  Deno.exit(2);
+}
+const OLD = await import(new URL(`${oldPath.replace(/\/$/, "")}/mod.ts`, `file://${Deno.cwd()}/`).href) as Runtime;
+
+const L = Number(Deno.env.get("L") ?? 10);
+const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 30);
+const BLOCK = Number(Deno.env.get("BLOCK") ?? 20);
+const WARMUP = Number(Deno.env.get("WARMUP") ?? 300);
+const reps = Math.ceil(1024 / L);
+const dispatches = reps * L;
+const WGSL = (body: string) => `
+@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> b: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < arrayLength(&a)) { ${body} }
+}`;
+const MIX = WGSL("a[g.x] = a[g.x] * 0.5 + b[g.x];");
+const COPY = WGSL("b[g.x] = a[g.x];");
+
+/** One build's cases: its launch loop and its replay loop, in ms per iteration. */
+async function cases(runtime: Runtime, name: string) {
+  const client = await runtime.createClient({ tasksMax: 4096 });
+  const mix = runtime.defineKernel({ name: "mix", wgsl: MIX });
+  const copy = runtime.defineKernel({ name: "copy", wgsl: COPY });
+  const ab = [client.create(new Float32Array(64).fill(1)), client.create(new Float32Array(64).fill(2))];
+  const one = [1];
+  const sequence = () => {
+    for (let i = 0; i < L; i++) client.launch(i % 2 === 0 ? mix : copy, one, ab);
+  };
+  const graph = await client.capture(sequence);
+  await client.sync();
+  const device = client.server.device;
+  const settle = () => {
+    client.flush().catch((e) => {
+      console.error(e);
+      Deno.exit(1);
+    });
+    blockUntilIdle(device);
+  };
+  const timed = (encode: () => void) => () => {
+    const t0 = performance.now();
+    encode();
+    const ms = performance.now() - t0;
+    settle();
+    return ms;
+  };
+  return {
+    [`client.launch, ${name}`]: timed(() => {
+      for (let r = 0; r < reps; r++) sequence();
+    }),
+    [`graph.replay(), ${name}`]: timed(() => {
+      for (let r = 0; r < reps; r++) graph.replay();
+    }),
+    device,
+  };
+}
+
+const { device: newDevice, ...newCases } = await cases(NEW, "this tree");
+const { device: _oldDevice, ...oldCases } = await cases(OLD, "other tree");
+const layout = storageLayout(newDevice, 2);
+const pipelines = rawPipelines(newDevice, layout, [MIX, COPY]);
+const rawBuffers = [0, 1].map((i) =>
+  newDevice.createBuffer({ label: `ab_trees raw buffer ${i}`, size: 256, usage: GPUBufferUsage.STORAGE })
+);
+const rawBg = bindBuffers(newDevice, layout, rawBuffers, "ab_trees raw bind group");
+const FLOOR = "raw WebGPU floor";
+const all: Record<string, () => number> = {
+  [FLOOR]: () => {
+    const encoder = newDevice.createCommandEncoder({ label: "ab_trees raw encoder" });
+    const pass = encoder.beginComputePass({ label: "ab_trees raw pass" });
+    const t0 = performance.now();
+    encodeAlternating(pass, { pipelines, bindGroup: rawBg, reps, length: L, groups: 1, skipRepeatedBinds: false });
+    const ms = performance.now() - t0;
+    pass.end();
+    newDevice.queue.submit([encoder.finish()]);
+    blockUntilIdle(newDevice);
+    return ms;
+  },
+  ...newCases,
+  ...oldCases,
+};
+const names = Object.keys(all);
+const times: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+for (const name of names) for (let i = 0; i < WARMUP; i++) all[name]!();
+interleave(names, ROUNDS, (name) => {
+  for (let i = 0; i < BLOCK; i++) times[name]!.push(all[name]!());
+});
+const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
+const perDispatch = (ms: number) => (ms * 1e6 / dispatches).toFixed(0).padStart(6);
+console.log(`L=${L}, ${dispatches} dispatches per iteration; ns per dispatch, mean and median; ÷ floor (mean)`);
+for (const name of names) {
+  const xs = times[name]!;
+  console.log(
+    `${name.padEnd(30)} ${perDispatch(mean(xs))} ${perDispatch(median(xs))}  ${
+      (mean(xs) / mean(times[FLOOR]!)).toFixed(2)
+    }`,
+  );
+}
+for (const kind of ["client.launch", "graph.replay()"]) {
+  const a = times[`${kind}, this tree`]!;
+  const b = times[`${kind}, other tree`]!;
+  console.log(
+    `${kind}: this tree ÷ other tree ${(mean(a) / mean(b)).toFixed(3)} (mean), ${
+      (median(a) / median(b)).toFixed(3)
+    } (median)`,
+  );
+}
+Deno.exit(0);
