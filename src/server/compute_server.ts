@@ -293,7 +293,7 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
   streamIds(): StreamId[];
   /**
    * Rebuilds the stream's dynamic pools with a new layout, only when nothing
-   * is live in them; records the layout for streams created later.
+   * is live in them; once installed, the layout is also used by streams created later.
    *
    * @param config The layout.
    * @param stream The stream.

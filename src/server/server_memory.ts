@@ -136,8 +136,9 @@ export class ServerMemory {
   }
 
   /**
-   * Records a pool layout for streams built later, then rebuilds the stream's
-   * dynamic pools with it (see `ComputeServer.installMemoryPools`).
+   * Rebuilds the stream's dynamic pools with a layout, then records it for
+   * streams built later; a refused layout is not recorded (see
+   * `ComputeServer.installMemoryPools`).
    *
    * @param config The layout.
    * @param stream The stream.
@@ -148,10 +149,11 @@ export class ServerMemory {
   installPools(config: MemoryConfiguration, stream: StreamId): void {
     this.#server.checkAlive();
     const pools = resolveMemoryConfiguration(config, this.#memory);
-    this.#slots.usePools(pools);
     const s = this.#server.stream(stream);
     s.submit();
     s.memory.installPools(pools);
+    // Only a layout that was installed becomes the one for streams created later.
+    this.#slots.usePools(pools);
   }
 
   /** Checks the device, then submits the stream and returns it. */

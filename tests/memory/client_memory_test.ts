@@ -91,6 +91,23 @@ Deno.test("installMemoryPools() applies a capped layout, refuses while memory is
   });
 });
 
+Deno.test("installMemoryPools() refused while memory is live leaves the layout of streams created later unchanged", async () => {
+  await withClient((client) => {
+    client.installMemoryPools({ pools: [{ kind: "sliced", pageSize: 1 * MiB, maxPoolSize: 4 * MiB }] });
+    const live = client.empty(16);
+    const refused = { pools: [{ kind: "exclusive" as const, maxAllocSize: 1 * MiB }, { kind: "direct" as const }] };
+    assert.throws(
+      () => client.installMemoryPools(refused),
+      (e: unknown) => e instanceof InstallMemoryPoolsError && e.kind === "pools-in-use",
+    );
+    const later = client.onStream(5);
+    later.empty(16).release();
+    const pools = later.memoryReport().dynamic;
+    assert.deepEqual(pools.map((p) => p.kind.type), ["sliced"], "the later stream has the last installed layout");
+    live.release();
+  });
+});
+
 Deno.test("persistent allocation mode puts allocations in the persistent pool, and windows nest", async () => {
   await withClient(async (client) => {
     client.allocationMode("persistent");
