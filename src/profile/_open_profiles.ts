@@ -46,6 +46,16 @@ export class OpenProfiles<T> {
   }
 
   /**
+   * Whether a token names a profile open in this set.
+   *
+   * @param token The token.
+   * @returns True until the profile is closed.
+   */
+  has(token: ProfilingToken): boolean {
+    return this.#open.has(token.id);
+  }
+
+  /**
    * Closes a profile.
    *
    * @param token The token from `open`.

@@ -51,6 +51,11 @@ export async function endProfile(s: Stream, token: ProfilingToken): Promise<Prof
   if (token === null || typeof token !== "object" || typeof token.id !== "number") {
     throw new ProfileError("not-registered", "endProfile: expected a token returned by startProfile");
   }
+  // Refuse an unknown or ended token before draining: the drain would take the
+  // stream's queued errors, and with no open profile to fail they would be lost.
+  if (!(s.profiler ?? s.systemProfiler).isOpen(token)) {
+    throw new ProfileError("not-registered", `endProfile: token ${token.id} is unknown or was already ended`);
+  }
   try {
     await drainForProfile(s);
   } catch {

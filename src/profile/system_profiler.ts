@@ -35,6 +35,16 @@ export class SystemProfiler {
   }
 
   /**
+   * Whether a token names a profile open on this stream.
+   *
+   * @param token The token.
+   * @returns True until the profile is ended.
+   */
+  isOpen(token: ProfilingToken): boolean {
+    return this.#open.has(token);
+  }
+
+  /**
    * Closes a profile at the current time (call after waiting for the device).
    *
    * @param token The token.

@@ -110,6 +110,16 @@ export class TimestampProfiler {
   }
 
   /**
+   * Whether a token names a profile open on this stream.
+   *
+   * @param token The token.
+   * @returns True until the profile is ended.
+   */
+  isOpen(token: ProfilingToken): boolean {
+    return this.#open.has(token);
+  }
+
+  /**
    * Closes a profile. Call after the stream has submitted (so its passes are resolved).
    *
    * @param token The token from `start`.

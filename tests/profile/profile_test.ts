@@ -7,7 +7,16 @@
  */
 
 import assert from "node:assert/strict";
-import { chromeTrace, defineKernel, parseLogEnv, ProfileError, ServerError, summarizeDispatches } from "../../mod.ts";
+import {
+  chromeTrace,
+  CompilationError,
+  defineKernel,
+  parseLogEnv,
+  ProfileError,
+  ServerError,
+  ServerUnhealthyError,
+  summarizeDispatches,
+} from "../../mod.ts";
 import { incKernel, withClient } from "../_gpu.ts";
 
 /** Spins `iterations` (info word 0) times per invocation, then writes the result. */
@@ -207,4 +216,29 @@ Deno.test("parseLogEnv() reads DENOGPU_LOG's levels and sink", () => {
   });
   assert.deepEqual(parseLogEnv("1"), { compilation: "basic", memory: "basic", launches: "basic", profiling: "basic" });
   assert.deepEqual(parseLogEnv("profiling=medium,stdout"), { profiling: "medium", sink: "stdout" });
+});
+
+/** A kernel that fails to compile (a float assigned to a u32). */
+const broken = defineKernel({ name: "broken", wgsl: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }" });
+
+Deno.test("endProfile with an ended token keeps the stream's queued errors for the next flush", async (t) => {
+  for (const timing of ["device", "system"] as const) {
+    await t.step(`${timing} timing`, async () => {
+      await withClient(async (client) => {
+        const token = await client.startProfile();
+        await client.endProfile(token);
+        client.launch(broken, [1], []);
+        await assert.rejects(
+          client.endProfile(token),
+          (e: unknown) => e instanceof ProfileError && e.kind === "not-registered",
+        );
+        await assert.rejects(
+          client.flush(),
+          (e: unknown) => e instanceof ServerUnhealthyError && e.errors.some((x) => x instanceof CompilationError),
+          "the compilation error surfaces at the next flush",
+        );
+        await client.flush(); // drained: the stream is healthy again
+      }, { timing });
+    });
+  }
 });
