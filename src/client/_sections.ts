@@ -8,12 +8,14 @@
 
 import type { GraphId, StreamId } from "../ids.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
+import { discardProfile } from "../profile/profiles.ts";
 import { summarizeDispatches, writeChromeTrace } from "../profile/trace.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
 
 /**
  * Runs `fn` inside a profile on `stream`, as an exclusive section. An
- * exception in `fn` ends the profile and is re-raised as is.
+ * exception in `fn` discards the profile without draining the stream (its
+ * queued errors stay for the next draining call) and is re-raised as is.
  *
  * @param server The server.
  * @param stream The stream.
@@ -34,7 +36,7 @@ export function profileSection<T>(
     try {
       result = await fn();
     } catch (e) {
-      await server.endProfile(stream, token).catch(() => {});
+      discardProfile(server.stream(token.stream), token);
       throw e;
     }
     const duration = await server.endProfile(stream, token);

@@ -74,6 +74,31 @@ export async function endProfile(s: Stream, token: ProfilingToken): Promise<Prof
   return { method: "device", ticks: dispatches.then(span), dispatches };
 }
 
+/**
+ * Closes a profile without draining the stream, for work that failed: its
+ * timing is not wanted, and the stream's queued errors stay queued for the
+ * next draining call. Does nothing for an unknown or ended token.
+ *
+ * @param s The stream.
+ * @param token A token of this stream.
+ */
+export function discardProfile(s: Stream, token: ProfilingToken): void {
+  if (!(s.profiler ?? s.systemProfiler).isOpen(token)) return;
+  try {
+    if (s.profiler === null) {
+      s.systemProfiler.end(token);
+    } else {
+      try {
+        s.profiler.end(token).ticks.catch(() => {});
+      } finally {
+        s.timestamping = s.profiler.active;
+      }
+    }
+  } catch {
+    // Errors drained while it was open were raised by the call that drained them.
+  }
+}
+
 /** The interval from the first dispatch's start to the last one's end ({0, 0} without dispatches). */
 function span(dispatches: readonly DispatchTiming[]): { start: number; end: number } {
   if (dispatches.length === 0) return { start: 0, end: 0 };

@@ -242,3 +242,27 @@ Deno.test("endProfile with an ended token keeps the stream's queued errors for t
     });
   }
 });
+
+Deno.test("profile(fn) whose fn throws keeps the stream's queued errors for the next flush", async (t) => {
+  for (const timing of ["device", "system"] as const) {
+    await t.step(`${timing} timing`, async () => {
+      await withClient(async (client) => {
+        const thrown = new Error("the work threw");
+        await assert.rejects(
+          client.profile(() => {
+            client.launch(broken, [1], []);
+            throw thrown;
+          }),
+          (e: unknown) => e === thrown,
+        );
+        await assert.rejects(
+          client.flush(),
+          (e: unknown) => e instanceof ServerUnhealthyError && e.errors.some((x) => x instanceof CompilationError),
+          "the compilation error surfaces at the next flush",
+        );
+        const ok = await client.profile(() => {}); // no profile was left open
+        assert.equal(ok.dispatches.length, 0);
+      }, { timing });
+    });
+  }
+});
