@@ -287,6 +287,11 @@ export class MemoryManager {
         inUse,
       );
     }
+    // Free the old pools' pages (all free now) before dropping the pools: the
+    // cleanup above is skipped while a capture is armed, and a page left in a
+    // dropped pool would never be destroyed.
+    for (const p of this.#pools) p.cleanup(this.#reservations, true);
+    this.#storage.flush();
     this.#pools = buildPools(this.#storage, pools, this.#label);
     this.#warned.clear();
   }

@@ -330,3 +330,15 @@ Deno.test("a size no pool accepts fails with buffer-too-big naming the largest p
   );
   assert.throws(() => mm.reserve(5000), /largest pool serves 1024 B/);
 });
+
+Deno.test("installing pools while a capture is armed frees the old pools' free pages", () => {
+  const { storage, mm } = manager([{ kind: "sliced", pageSize: 2048, maxSliceSize: 2048 }]);
+  drop(mm.reserve(512)); // a dynamic page, now free
+  assert.equal(storage.liveBuffers, 1);
+  mm.captureBegin();
+  mm.installPools([{ kind: "exclusive", maxAllocSize: 4096 }]);
+  mm.captureAbort();
+  mm.cleanup(true);
+  assert.equal(mm.usage().bytesReserved, 0);
+  assert.equal(storage.liveBuffers, 0, "the old page's buffer is destroyed, not orphaned with its pool");
+});
