@@ -161,7 +161,10 @@ export class ComputeClient {
         throw new RangeError(`createTensors[${i}]: ${b.byteLength} B given for shape [${t.shape}] × ${t.elemSize} B`);
       }
     });
-    bytes.forEach((b, i) => this.#writeBytes(tensors[i]!.handle, b));
+    // Every write first, then the staging views go back: entries may share one
+    // view's buffer, and taking it back detaches every view over it.
+    bytes.forEach((b, i) => this.#writeBytes(tensors[i]!.handle, b, false));
+    for (const b of bytes) this.#recycle(b);
     return tensors;
   }
 
@@ -206,8 +209,13 @@ export class ComputeClient {
     }
   }
 
-  #writeBytes(h: Handle, bytes: Uint8Array): void {
+  #writeBytes(h: Handle, bytes: Uint8Array, recycle = true): void {
     this.server.write([[{ binding: h, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], this.stream);
+    if (recycle) this.#recycle(bytes);
+  }
+
+  /** Takes a lent staging view's buffer back (detaching it); other bytes are left alone. */
+  #recycle(bytes: Uint8Array): void {
     const staging = this.server.hostStaging;
     if (staging.owns(bytes)) staging.recycle(bytes);
   }

@@ -189,6 +189,25 @@ Deno.test("staging() lends host memory that write() takes back, detaching the vi
   });
 });
 
+Deno.test("createTensors() given one staging view for several tensors writes every tensor, then takes the view back", async () => {
+  await withClient(async (client) => {
+    const [view] = client.staging([16]);
+    new Float32Array(view!.buffer, 0, 4).set([1, 2, 3, 4]);
+    const ts = client.createTensors([
+      { descriptor: { shape: [4], elemSize: 4 }, data: view! },
+      { descriptor: { shape: [2], elemSize: 4 }, data: view!.subarray(8, 16) },
+      { descriptor: { shape: [4], elemSize: 4 }, data: view! },
+    ]);
+    assert.equal(view!.byteLength, 0, "the view was moved into the runtime");
+    const got = await Promise.all(
+      ts.map(async (t) => [...new Float32Array((await client.readTensor(t)).slice().buffer)]),
+    );
+    assert.deepEqual(got, [[1, 2, 3, 4], [3, 4], [1, 2, 3, 4]]);
+    ts.forEach((t) => t.handle.release());
+    assert.equal(client.memoryUsage().numberAllocs, 0);
+  });
+});
+
 Deno.test("churn: 10,000 mixed-size allocate/release cycles end within 1.25x of the peak bytes in use", async () => {
   await withClient(async (client) => {
     const r = rng(1);
