@@ -15,7 +15,7 @@ export type PoolConfig =
   | {
     /** One device buffer per allocation, reused by size. */
     kind: "exclusive";
-    /** Largest allocation served; 0 makes a pool for zero-byte allocations. */
+    /** Largest allocation served, at most the device's `maxBufferSize`; 0 makes a pool for zero-byte allocations. */
     maxAllocSize: number;
     /** Reservations per 5 idle sweeps; omitted means idle pages are kept until cleanup. */
     deallocPeriod?: number;
@@ -160,12 +160,22 @@ export function resolveMemoryConfiguration(
       return alignUp(v, a);
     };
     switch (p?.kind) {
-      case "exclusive":
+      case "exclusive": {
+        const maxAllocSize = size("maxAllocSize", p.maxAllocSize, true) ?? 0;
+        // Each allocation is its own buffer, first sized near maxAllocSize / 2:
+        // above maxBufferSize no buffer could ever be made.
+        if (maxAllocSize > props.maxBufferSize) {
+          throw new PoolConfigError(
+            "page-too-large",
+            `${where}: maxAllocSize ${maxAllocSize} B is above the device's maxBufferSize ${props.maxBufferSize} B`,
+          );
+        }
         return {
           kind: "exclusive",
-          maxAllocSize: size("maxAllocSize", p.maxAllocSize, true) ?? 0,
+          maxAllocSize,
           ...(p.deallocPeriod === undefined ? {} : { deallocPeriod: p.deallocPeriod }),
         };
+      }
       case "direct":
         return { kind: "direct", ...(p.reclaimAt === undefined ? {} : { reclaimAt: size("reclaimAt", p.reclaimAt) }) };
       case "sliced": {

@@ -106,6 +106,7 @@ Deno.test("resolveMemoryConfiguration() rejects layouts that can never be valid"
   bad([{ kind: "sliced", pageSize: 256, maxPoolSize: 256 * 70000 }], "too-many-pages");
   bad(Array.from({ length: 255 }, () => ({ kind: "direct" })), "too-many-pools");
   bad([{ kind: "sliced", pageSize: 8 * GiB }], "page-too-large");
+  bad([{ kind: "exclusive", maxAllocSize: 12 * GiB }], "page-too-large");
   bad([{ kind: "ring" }], "preset-unavailable");
   assert.throws(() => resolveMemoryConfiguration("fast" as never, props(MiB)), PoolConfigError);
 });
