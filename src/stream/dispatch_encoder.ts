@@ -13,7 +13,7 @@
  */
 
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
-import type { Page, Slice } from "../memory/managed_memory.ts";
+import type { ManagedMemory, Page, Slice } from "../memory/managed_memory.ts";
 import type { BufferBinding } from "../server/types.ts";
 import type { CapturedGraph } from "../graph/graph.ts";
 import { recordLaunch } from "../graph/record.ts";
@@ -118,6 +118,8 @@ export interface DispatchEncoderParts {
   readonly indirects: IndirectCounts;
   /** The stream's one-word dynamic offset array. */
   readonly dyn: Uint32Array;
+  /** The stream's pins waiting for its next submission (a held launch takes its own back). */
+  readonly pins: ManagedMemory[];
 }
 
 /** Encodes one stream's launches and replays. */
@@ -129,6 +131,7 @@ export class DispatchEncoder implements DispatchPaths {
   #bindings: BindingResolver;
   #indirects: IndirectCounts;
   #dyn: Uint32Array;
+  #pins: ManagedMemory[];
   #tasksMax: number;
 
   /**
@@ -144,6 +147,7 @@ export class DispatchEncoder implements DispatchPaths {
     this.#bindings = parts.bindings;
     this.#indirects = parts.indirects;
     this.#dyn = parts.dyn;
+    this.#pins = parts.pins;
     this.#tasksMax = parts.ctx.settings.tasksMax;
   }
 
@@ -183,6 +187,7 @@ export class DispatchEncoder implements DispatchPaths {
     }
     // Held launches keep their own copy of the info words; they enter the arena when encoded.
     const hold = this.#held.current !== null || entry.state !== "valid";
+    const pinMark = this.#pins.length; // pins taken from here on are this launch's
     let offset = -1;
     if (info !== null && !hold) offset = this.pushInfo(info);
     const n = entry.buffers;
@@ -243,7 +248,9 @@ export class DispatchEncoder implements DispatchPaths {
       const words = info === null
         ? null
         : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength));
-      this.#held.hold({ kind: "launch", entry, bindGroup, pages, info: words, x, y, z, indirect: source });
+      // Its cross-stream pins go with it: a submit before it is encoded must not take them.
+      const pins = this.#pins.length > pinMark ? this.#pins.splice(pinMark) : null;
+      this.#held.hold({ kind: "launch", entry, bindGroup, pages, info: words, x, y, z, indirect: source, pins });
       return;
     }
     let dynamic: Uint32Array | null = null;

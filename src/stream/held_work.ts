@@ -139,13 +139,19 @@ export class HeldWork {
         continue;
       }
       const entry = op.entry;
-      if (entry.state === "failed") continue;
+      if (entry.state === "failed") {
+        // Never dispatched: its pins are dropped with it.
+        if (op.pins !== null) { for (const m of op.pins) m.unpin(); }
+        continue;
+      }
       // Info first: pushing may submit a full arena, which ends the segment and
       // the batch; the segment and the page marks belong to the batch that encodes the dispatch.
       if (op.info !== null) parts.dyn[0] = parts.pushInfo(op.info);
       const segment = entry.state === "pending" && isolate ? entry : null;
       if (segment !== q.segment) q.switchSegment(segment);
       parts.markPages(op.pages); // the batch may have changed since the launch was held
+      // Its pins belong to the submission that runs it, not to one made before it was encoded.
+      if (op.pins !== null) { for (const m of op.pins) parts.pins.push(m); }
       const dynamic = op.info === null ? null : parts.dyn;
       stream.dispatch.encodeDispatch(
         entry.pipeline,

@@ -39,6 +39,8 @@ export type HeldOp =
     readonly z: number;
     /** Indirect source (buffer and offset of the three counts), or null. */
     readonly indirect: IndirectSource | null;
+    /** Memory of other streams it pinned, handed to the stream's pending pins when it is encoded, or null. */
+    readonly pins: ManagedMemory[] | null;
   }
   | {
     /** A buffer-to-buffer copy. */

@@ -142,7 +142,16 @@ export class Stream implements QueueHost {
       markPages: (pages) => this.dispatch.markPages(pages),
     });
     this.#writer = new StreamWriter({ stream: this, ctx, held });
-    this.dispatch = new DispatchEncoder({ stream: this, ctx, arena: this.#arena, held, bindings, indirects, dyn });
+    this.dispatch = new DispatchEncoder({
+      stream: this,
+      ctx,
+      arena: this.#arena,
+      held,
+      bindings,
+      indirects,
+      dyn,
+      pins,
+    });
   }
 
   /** The device's bind group cache (its scratch arrays hold the last resolved bindings). */
