@@ -95,6 +95,11 @@ export class TimestampProfiler {
     return this.#open.size;
   }
 
+  /** True when the query set has no room for another pass (`passDescriptor` would return null). */
+  get full(): boolean {
+    return this.#querySet !== null && this.#used + 2 > QUERIES;
+  }
+
   /** True when passes were timestamped since the last `resolve`. */
   get unresolved(): boolean {
     return this.#current.length > 0;

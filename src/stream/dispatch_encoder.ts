@@ -187,6 +187,7 @@ export class DispatchEncoder implements DispatchPaths {
     }
     // Held launches keep their own copy of the info words; they enter the arena when encoded.
     const hold = this.#held.current !== null || entry.state !== "valid";
+    if (!hold && stream.timestamping) stream.roomForTimedPass(); // before any page is marked
     const pinMark = this.#pins.length; // pins taken from here on are this launch's
     let offset = -1;
     if (info !== null && !hold) offset = this.pushInfo(info);
@@ -354,6 +355,10 @@ export class DispatchEncoder implements DispatchPaths {
     if (q.segment !== null) q.switchSegment(null);
     this.markPages(graph.pages);
     for (const t of graph.tasks) {
+      if (stream.timestamping && stream.profiler!.full) {
+        stream.submit(); // room for the next timed pass: the pages then belong to the next batch
+        this.markPages(graph.pages);
+      }
       const indirect = t.indirect;
       if (t.copyFrom !== null) {
         q.encoder().copyBufferToBuffer(t.copyFrom.buffer, t.copyFrom.offset, indirect!.buffer, indirect!.offset, 12);

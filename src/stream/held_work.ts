@@ -144,6 +144,7 @@ export class HeldWork {
         if (op.pins !== null) { for (const m of op.pins) m.unpin(); }
         continue;
       }
+      stream.roomForTimedPass(); // a submit for its timed pass comes before its pages are marked
       // Info first: pushing may submit a full arena, which ends the segment and
       // the batch; the segment and the page marks belong to the batch that encodes the dispatch.
       if (op.info !== null) parts.dyn[0] = parts.pushInfo(op.info);

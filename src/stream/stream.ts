@@ -192,6 +192,15 @@ export class Stream implements QueueHost {
   }
 
   /**
+   * Submits first when a profile's query set has no room for the next timed
+   * pass. A dispatch calls it before it marks its pages or takes its pins: the
+   * submit would otherwise hand them to the batch before the dispatch's own.
+   */
+  roomForTimedPass(): void {
+    if (this.timestamping && this.profiler !== null && this.profiler.full) this.submit();
+  }
+
+  /**
    * Throws when the stream is recording a graph (reads, syncs and profiles
    * cannot be recorded).
    *
