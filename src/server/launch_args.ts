@@ -7,14 +7,19 @@
  * @module
  */
 
+import { badArity, badCount } from "../client/_launch_checks.ts";
+import { ResourceLimitError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import { Kernel } from "../kernel/kernel.ts";
 import type { ServerLogger } from "../logger.ts";
+import { ManagedMemory } from "../memory/managed_memory.ts";
 import type { InfoWords } from "../stream/info_arena.ts";
-import type { BufferBinding, CubeCount, KernelArguments, LaunchMode } from "./types.ts";
+import type { BufferBinding, CubeCount, DeviceProperties, KernelArguments, LaunchMode } from "./types.ts";
 
 /** A server with the allocation-free launch (`WebGpuServer.launchRaw`). */
 export interface RawLauncher {
+  /** Device properties: the count and binding limits the launch is checked against. */
+  readonly properties: DeviceProperties;
   /**
    * Enqueues a launch with its count and arguments spread out.
    *
@@ -41,10 +46,33 @@ export interface RawLauncher {
   ): void;
 }
 
+/** Throws when `b` is not a binding of some memory, or binds more than `maxBinding` bytes. */
+function checkBinding(kernel: Kernel, b: unknown, where: string, maxBinding: number): BufferBinding {
+  const binding = b as BufferBinding;
+  if (b === null || typeof b !== "object" || !(binding.memory instanceof ManagedMemory)) {
+    throw new TypeError(
+      `launch(${kernel.name}) ${where}: expected a BufferBinding, got ${Object.prototype.toString.call(b)}`,
+    );
+  }
+  const size = binding.size - binding.offsetStart - binding.offsetEnd;
+  if (size > maxBinding) {
+    throw new ResourceLimitError(
+      "binding-size",
+      `launch(${kernel.name}) ${where}`,
+      [size],
+      [maxBinding],
+      "maxStorageBufferBindingSize",
+    );
+  }
+  return binding;
+}
+
 /**
  * Checks the object form of a launch and hands it to `launchRaw`: a static
  * count is spread into `x`, `y`, `z`; a dynamic one becomes the indirect
- * binding; empty info words become null.
+ * binding; empty info words become null. The checks are the client's: a bad
+ * count, mode, info type, binding or binding count throws before anything is
+ * queued (WebGPU would otherwise fail the whole batch, or truncate the count).
  *
  * @param server The server to launch on.
  * @param kernel The kernel.
@@ -52,8 +80,14 @@ export interface RawLauncher {
  * @param args Buffers and info words.
  * @param mode `execute`, or `skip` to compile and cache only.
  * @param stream The launching stream.
- * @throws {TypeError} When the kernel does not come from `defineKernel()` or
- * `args.buffers` is not an array.
+ * @throws {TypeError} When the kernel does not come from `defineKernel()`,
+ * `args.buffers` is not an array of bindings, the info words are not a 32-bit
+ * typed array, the bindings do not match the kernel's declarations, or the
+ * mode is unknown.
+ * @throws {RangeError} When a count is not a non-negative integer, or an
+ * indirect count binds fewer than 12 bytes.
+ * @throws {ResourceLimitError} When a count exceeds
+ * `maxComputeWorkgroupsPerDimension` or a binding `maxStorageBufferBindingSize`.
  * @throws {DeviceLostError} Once the device is gone (from `launchRaw`).
  */
 export function spreadLaunch(
@@ -66,11 +100,38 @@ export function spreadLaunch(
 ): void {
   if (!(kernel instanceof Kernel)) throw new TypeError("launch: kernel must come from defineKernel()");
   if (!Array.isArray(args?.buffers)) throw new TypeError(`launch(${kernel.name}): args.buffers must be an array`);
-  const info = args.info !== undefined && args.info.length > 0 ? args.info : null;
-  if (count.kind === "static") {
-    server.launchRaw(kernel, args.buffers, info, count.x, count.y, count.z, null, mode, stream);
+  if (mode !== "execute" && mode !== "skip") {
+    throw new TypeError(`launch(${kernel.name}): mode must be "execute" or "skip"`);
+  }
+  const { hardware, memory } = server.properties;
+  const given = args.info;
+  if (
+    given !== undefined && given !== null &&
+    !(given instanceof Uint32Array || given instanceof Float32Array || given instanceof Int32Array)
+  ) {
+    throw new TypeError(`launch(${kernel.name}): info must be a Uint32Array, Int32Array or Float32Array`);
+  }
+  const info = given !== undefined && given !== null && given.length > 0 ? given : null;
+  const buffers = args.buffers;
+  for (let i = 0; i < buffers.length; i++) checkBinding(kernel, buffers[i], `buffer ${i}`, memory.maxPageSize);
+  const declared = kernel.layout.bindings;
+  if (declared !== null && declared !== buffers.length + (info === null ? 0 : 1)) {
+    badArity(kernel, buffers.length, info !== null);
+  }
+  if (count !== null && typeof count === "object" && count.kind === "static") {
+    badCount(kernel, [count.x, count.y, count.z], hardware.maxCubeCount[0], true);
+    server.launchRaw(kernel, buffers, info, count.x, count.y, count.z, null, mode, stream);
+  } else if (count !== null && typeof count === "object" && count.kind === "dynamic") {
+    const binding = checkBinding(kernel, count.binding, "indirect count", Infinity);
+    const size = binding.size - binding.offsetStart - binding.offsetEnd;
+    if (size < 12) {
+      throw new RangeError(
+        `launch(${kernel.name}): an indirect count needs 12 bytes (three u32), memory ${binding.memory.id} has ${size}`,
+      );
+    }
+    server.launchRaw(kernel, buffers, info, 1, 1, 1, binding, mode, stream);
   } else {
-    server.launchRaw(kernel, args.buffers, info, 1, 1, 1, count.binding, mode, stream);
+    throw new TypeError(`launch(${kernel.name}): count must be a CubeCount ({ kind: "static" | "dynamic", ... })`);
   }
 }
 

@@ -111,3 +111,34 @@ Deno.test("openPassAhead defaults to the adapter kind, and launches after each f
     });
   }
 });
+
+Deno.test("launch() refuses bad counts, info, bindings and modes at once, and the launches around them run", async () => {
+  await withClient(async (client) => {
+    const server = client.server;
+    const x = client.create(new Uint32Array(4));
+    const small = client.create(new Uint32Array(2));
+    client.launch(incKernel, [1], [x]); // compiled and validated before the bad calls
+    await client.sync();
+    const max = client.properties.hardware.maxCubeCount[0];
+    const one = { kind: "static", x: 1, y: 1, z: 1 } as const;
+    const bad: [unknown, unknown, unknown, RegExp][] = [
+      [{ kind: "static", x: max + 1, y: 1, z: 1 }, { buffers: [x] }, "execute", /maxComputeWorkgroupsPerDimension/],
+      [{ kind: "static", x: 1.5, y: 1, z: 1 }, { buffers: [x] }, "execute", /non-negative integers/],
+      [{ kind: "static", x: -1, y: 1, z: 1 }, { buffers: [x] }, "execute", /non-negative integers/],
+      [{ kind: "static", x: NaN, y: 1, z: 1 }, { buffers: [x] }, "execute", /non-negative integers/],
+      [{ kind: "sometimes" }, { buffers: [x] }, "execute", /count must be/],
+      [{ kind: "dynamic", binding: small }, { buffers: [x] }, "execute", /needs 12 bytes/],
+      [one, { buffers: [x, x] }, "execute", /declares 1 bindings/],
+      [one, { buffers: [x], info: new Float64Array(2) }, "execute", /info must be/],
+      [one, { buffers: [{}] }, "execute", /buffer 0/],
+      [one, { buffers: [x] }, "fast", /mode must be/],
+    ];
+    for (const [count, args, mode, re] of bad) {
+      client.launch(incKernel, [1], [x]);
+      assert.throws(() => server.launch(incKernel, count as never, args as never, mode as never, 0), re);
+    }
+    client.launch(incKernel, [1], [x]);
+    await client.flush(); // nothing was queued by the refused calls
+    assert.deepEqual([...await readU32(client, x)], [12, 12, 12, 12]);
+  });
+});
