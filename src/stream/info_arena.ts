@@ -85,9 +85,13 @@ export class InfoArena {
       const u32 = this.#u32;
       let same = true;
       if (info instanceof Float32Array) {
+        // Compared as numbers, the words must be equal and not NaN (two NaNs may
+        // differ in their bits), and a zero must keep its sign.
         const f = this.#f32;
         for (let i = 0; i < n; i++) {
-          if (!Object.is(f[base + i], info[i])) {
+          const a = f[base + i]!;
+          const b = info[i]!;
+          if (a !== b || (a === 0 && 1 / a !== 1 / b)) {
             same = false;
             break;
           }
