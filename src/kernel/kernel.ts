@@ -167,8 +167,39 @@ function typeBytes(type: string, constants: Readonly<Record<string, number>>): n
   return null;
 }
 
+/**
+ * Replaces every comment with a space, as WGSL reads them: block comments
+ * nest, and a line comment (which may contain `/*`) ends at the line break.
+ */
 function stripComments(src: string): string {
-  return src.replace(/\/\*[\s\S]*?\*\//g, " ").replace(/\/\/[^\n]*/g, " ");
+  let out = "";
+  let from = 0; // start of the code not yet copied
+  let i = 0;
+  while (i < src.length - 1) {
+    const two = src.slice(i, i + 2);
+    if (two === "//") {
+      out += src.slice(from, i) + " ";
+      const end = src.indexOf("\n", i);
+      i = from = end < 0 ? src.length : end;
+    } else if (two === "/*") {
+      out += src.slice(from, i) + " ";
+      let depth = 1;
+      i += 2;
+      while (i < src.length && depth > 0) {
+        const t = src.slice(i, i + 2);
+        if (t === "/*" || t === "*/") {
+          depth += t === "/*" ? 1 : -1;
+          i += 2;
+        } else {
+          i++;
+        }
+      }
+      from = i;
+    } else {
+      i++;
+    }
+  }
+  return out + src.slice(from);
 }
 
 /** Reads workgroup size, binding count and shared memory from WGSL source. */

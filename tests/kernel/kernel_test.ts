@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { defineKernel } from "../../mod.ts";
+import { readU32, withClient } from "../_gpu.ts";
 
 const SRC = `
 // a comment with @binding(9) that must be ignored
@@ -65,4 +66,37 @@ Deno.test("a source whose layout cannot be read leaves those facts unknown", () 
   assert.equal(k.layout.workgroupSize, null);
   assert.equal(k.layout.bindings, null);
   assert.equal(k.layout.sharedMemoryBytes, null);
+});
+
+Deno.test("comments hide exactly what they enclose: nested block comments, and /* inside a line comment", async () => {
+  // WGSL block comments nest; a `/*` inside a line comment opens nothing.
+  const nested = defineKernel({
+    name: "nested",
+    wgsl: `
+/* an old version, kept for reference:
+   /* (it had a second output) */
+   @group(0) @binding(1) var<storage, read_write> old: array<u32>;
+   @compute @workgroup_size(1024) fn main() {}
+*/
+@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(1) fn main() { x[0] = x[0] + 1u; }`,
+  });
+  assert.equal(nested.layout.bindings, 1);
+  assert.deepEqual(nested.layout.workgroupSize, [1, 1, 1]);
+  const line = defineKernel({
+    name: "line",
+    wgsl: `
+@group(0) @binding(0) var<storage, read_write> x: array<u32>; // see /* below
+@group(0) @binding(1) var<storage, read_write> y: array<u32>;
+/* y is x + 1 */
+@compute @workgroup_size(1) fn main() { y[0] = x[0] + 1u; }`,
+  });
+  assert.equal(line.layout.bindings, 2);
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array([41]));
+    const y = client.create(new Uint32Array([0]));
+    client.launch(nested, [1], [x]);
+    client.launch(line, [1], [x, y]);
+    assert.deepEqual([...await readU32(client, y)], [43]);
+  });
 });
