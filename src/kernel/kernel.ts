@@ -202,6 +202,39 @@ function stripComments(src: string): string {
   return out + src.slice(from);
 }
 
+/**
+ * In a module of several entry points, the names the entry point's body and
+ * the functions it calls (transitively) mention: module variables outside it
+ * are not part of its pipeline. Null when the module has one entry point (all
+ * its declarations count) or the entry point's body cannot be found.
+ */
+function entryPointUses(src: string, entryPoint: string): Set<string> | null {
+  if ([...src.matchAll(/@compute\b/g)].length < 2) return null;
+  const bodies = new Map<string, string>();
+  for (const m of src.matchAll(/\bfn\s+(\w+)\s*\(/g)) {
+    const open = src.indexOf("{", m.index + m[0].length);
+    if (open < 0) continue;
+    let depth = 0;
+    let end = open;
+    for (; end < src.length; end++) {
+      if (src[end] === "{") depth++;
+      else if (src[end] === "}" && --depth === 0) break;
+    }
+    bodies.set(m[1]!, src.slice(open, end + 1));
+  }
+  if (!bodies.has(entryPoint)) return null;
+  const used = new Set<string>([entryPoint]);
+  const todo = [entryPoint];
+  while (todo.length > 0) {
+    for (const [name] of bodies.get(todo.pop()!)!.matchAll(/[A-Za-z_]\w*/g)) {
+      if (used.has(name)) continue;
+      used.add(name);
+      if (bodies.has(name)) todo.push(name);
+    }
+  }
+  return used;
+}
+
 /** Reads workgroup size, binding count and shared memory from WGSL source. */
 function readLayout(
   wgsl: string,
@@ -227,20 +260,22 @@ function readLayout(
     }
     break;
   }
+  const used = entryPointUses(src, entryPoint);
   const bindingIndices = new Set<number>();
   for (
     const m of src.matchAll(
-      /@(group|binding)\s*\(\s*(\d+)\s*\)\s*@(group|binding)\s*\(\s*(\d+)\s*\)\s*var/g,
+      /@(group|binding)\s*\(\s*(\d+)\s*\)\s*@(group|binding)\s*\(\s*(\d+)\s*\)\s*var\s*(?:<[^>]*>)?\s*(\w+)/g,
     )
   ) {
     const group = m[1] === "group" ? m[2] : m[4];
     const binding = m[1] === "binding" ? m[2] : m[4];
-    if (group === "0") bindingIndices.add(Number(binding));
+    if (group === "0" && (used === null || used.has(m[5]!))) bindingIndices.add(Number(binding));
   }
   const bindings = bindingIndices.size === 0 ? null : Math.max(...bindingIndices) + 1;
   let shared: number | null = 0;
-  for (const m of src.matchAll(/var\s*<\s*workgroup\s*>\s*\w+\s*:\s*([^;=]+)/g)) {
-    const bytes = typeBytes(m[1]!, known);
+  for (const m of src.matchAll(/var\s*<\s*workgroup\s*>\s*(\w+)\s*:\s*([^;=]+)/g)) {
+    if (used !== null && !used.has(m[1]!)) continue;
+    const bytes = typeBytes(m[2]!, known);
     if (bytes === null) {
       shared = null;
       break;

@@ -19,7 +19,9 @@ var<workgroup> third: array<u32, 16u>;
 @group(0) @binding(0) var<storage, read_write> a: array<f32>;
 @binding(1) @group(0) var<storage, read_write> b: array<f32>;
 @group(0) @binding(2) var<storage, read> info: Info;
-@compute @workgroup_size(WG, 2) fn run(@builtin(global_invocation_id) g: vec3u) {}
+@compute @workgroup_size(WG, 2) fn run(@builtin(global_invocation_id) g: vec3u) {
+  tile[0] = a[0] + b[info.n]; other[0] = vec4f(); third[0] = 1u;
+}
 @compute @workgroup_size(8) fn other_entry() {}
 `;
 
@@ -98,5 +100,29 @@ Deno.test("comments hide exactly what they enclose: nested block comments, and /
     client.launch(nested, [1], [x]);
     client.launch(line, [1], [x, y]);
     assert.deepEqual([...await readU32(client, y)], [43]);
+  });
+});
+
+Deno.test("in a module of several entry points, each counts the bindings and shared memory it uses", async () => {
+  const wgsl = `
+@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@group(0) @binding(1) var<storage, read_write> y: array<u32>;
+var<workgroup> big_a: array<u32, 3072>;
+var<workgroup> big_b: array<u32, 3072>;
+fn bump(i: u32) { x[i] = x[i] + 1u; }
+@compute @workgroup_size(1) fn one() { big_a[0] = 1u; bump(0u); }
+@compute @workgroup_size(1) fn two() { big_b[0] = x[0]; y[0] = big_b[0]; }`;
+  const one = defineKernel({ name: "one", wgsl, entryPoint: "one" });
+  const two = defineKernel({ name: "two", wgsl, entryPoint: "two" });
+  assert.equal(one.layout.bindings, 1);
+  assert.equal(one.layout.sharedMemoryBytes, 3072 * 4);
+  assert.equal(two.layout.bindings, 2);
+  assert.equal(two.layout.sharedMemoryBytes, 3072 * 4);
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array([41]));
+    const y = client.create(new Uint32Array([0]));
+    client.launch(one, [1], [x]); // 12 KiB of workgroup memory: within the 16 KiB every device has
+    client.launch(two, [1], [x, y]);
+    assert.deepEqual([...await readU32(client, y)], [42]);
   });
 });
