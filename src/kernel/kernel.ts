@@ -135,6 +135,11 @@ export function defineKernel(options: KernelOptions): Kernel {
       throw new TypeError(`defineKernel("${name}"): constant "${k}" must be a finite number, got ${String(v)}`);
     }
   }
+  if (!new RegExp(`\\bfn\\s+${entryPoint}\\s*\\(`).test(stripComments(wgsl))) {
+    throw new TypeError(
+      `defineKernel("${name}"): the source declares no function "${entryPoint}" for the entry point (fn ${entryPoint}(...))`,
+    );
+  }
   return new Kernel({ name, wgsl, entryPoint, constants });
 }
 

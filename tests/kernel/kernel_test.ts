@@ -126,3 +126,13 @@ fn bump(i: u32) { x[i] = x[i] + 1u; }
     assert.deepEqual([...await readU32(client, y)], [42]);
   });
 });
+
+Deno.test("defineKernel() refuses an entry point the source does not declare, also one only in a comment", () => {
+  const wgsl = "// fn run() {}\n@compute @workgroup_size(1) fn main() {}";
+  assert.throws(
+    () => defineKernel({ name: "k", wgsl, entryPoint: "run" }),
+    (e: unknown) => e instanceof TypeError && /"run"/.test(e.message),
+  );
+  assert.throws(() => defineKernel({ name: "k", wgsl: "@compute @workgroup_size(1) fn mainly() {}" }), TypeError);
+  assert.equal(defineKernel({ name: "k", wgsl }).entryPoint, "main");
+});
