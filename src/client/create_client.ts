@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { StreamId } from "../ids.ts";
+import { checkStreamId, type StreamId } from "../ids.ts";
 import type { ServerOptions } from "../server/server_options.ts";
 import { WebGpuServer } from "../server/webgpu_server.ts";
 import { ComputeClient } from "./compute_client.ts";
@@ -31,8 +31,11 @@ export interface ClientOptions extends ServerOptions {
  * @returns The client.
  * @throws {ServerError} When WebGPU or an adapter is unavailable.
  * @throws {PoolConfigError} For an invalid memory layout.
+ * @throws {RangeError} For an invalid `stream`, `tasksMax` or `maxStreams`.
  */
 export async function createClient(options: ClientOptions = {}): Promise<ComputeClient> {
+  const stream = options.stream ?? 0;
+  checkStreamId(stream, "createClient"); // before any device is requested
   const server = await WebGpuServer.create(options);
-  return new ComputeClient(server, options.stream ?? 0);
+  return new ComputeClient(server, stream);
 }

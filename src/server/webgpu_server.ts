@@ -98,10 +98,18 @@ export class WebGpuServer implements ComputeServer {
    *
    * @param options Device, batching, stream, memory and logger options.
    * @returns The server.
+   * @throws {RangeError} For refused options (see `setUpServer`); a device
+   * requested for it is destroyed first.
    */
   static async create(options: ServerOptions = {}): Promise<WebGpuServer> {
     const acquired = await acquireDevice(options);
-    return new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options);
+    try {
+      return new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options);
+    } catch (e) {
+      // Refused options: a device the runtime requested would otherwise stay alive, unreachable.
+      if (acquired.owned) acquired.device.destroy();
+      throw e;
+    }
   }
 
   /** Device properties. */
