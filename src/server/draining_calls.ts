@@ -15,6 +15,8 @@ import type { DeviceContext } from "../stream/device_context.ts";
 import type { StreamHost } from "./stream_slots.ts";
 import type { ProfileDuration } from "./types.ts";
 
+const ignore = (): void => {};
+
 /** What `DrainingCalls` is built with. */
 export interface DrainingCallsOptions {
   /** The server whose streams it drains. */
@@ -99,7 +101,8 @@ export class DrainingCalls {
    *
    * @param stream The stream, used when the token names none.
    * @param token A token from `startProfile`, ended once.
-   * @returns The duration, its ticks and dispatches guarded too; rejects with
+   * @returns The duration, its ticks and dispatches guarded too (either may
+   * be left unawaited: a rejection of the other is not unhandled); rejects with
    * `DeviceLostError` once the device is gone, and with `ProfileError`
    * (`not-registered`) for an unknown or already ended token.
    */
@@ -107,7 +110,12 @@ export class DrainingCalls {
     this.#server.checkAlive();
     const ctx = this.#ctx;
     const d = await ctx.guard(endProfile(this.#server.stream(token?.stream ?? stream), token));
-    return { method: d.method, ticks: ctx.guard(d.ticks), dispatches: ctx.guard(d.dispatches) };
+    const ticks = ctx.guard(d.ticks);
+    const dispatches = ctx.guard(d.dispatches);
+    // A caller may await only one half: the other's rejection must not go unhandled (it still rejects when awaited).
+    ticks.catch(ignore);
+    dispatches.catch(ignore);
+    return { method: d.method, ticks, dispatches };
   }
 
   /**
