@@ -11,7 +11,9 @@
  *   `profiling=minimal|basic|medium|full`;
  * - `all=basic|full` sets every subsystem;
  * - `file=/path/to.log` (appends), `stdout`, or `stderr` (the default) picks the sink;
- * - the bare values `1`/`true` mean `all=basic`, and `0`/`false` mean off.
+ * - the bare values `1`/`true` mean `all=basic`, and `0`/`false` mean off;
+ * - a key's value `disabled`, `0`, `false` or `off` turns that subsystem off
+ *   (`all=disabled` turns everything off).
  *
  * @module
  */
@@ -165,6 +167,10 @@ export class ServerLogger {
   }
 }
 
+/** Values of a `DENOGPU_LOG` key that turn its subsystem off. */
+const OFF_VALUES = ["disabled", "0", "false", "off"];
+const PROFILE_LEVELS = ["minimal", "basic", "medium", "full", "disabled"];
+
 /**
  * Parses a `DENOGPU_LOG` value into logger options.
  *
@@ -181,15 +187,15 @@ export class ServerLogger {
 export function parseLogEnv(value: string | undefined): LoggerOptions {
   const options: LoggerOptions = {};
   if (value === undefined || value === "" || value === "0" || value === "false") return options;
-  const level = (v: string): LogLevel => (v === "full" ? "full" : v === "disabled" ? "disabled" : "basic");
+  const level = (v: string): LogLevel => (v === "full" ? "full" : OFF_VALUES.includes(v) ? "disabled" : "basic");
   for (const part of value.split(",").map((s) => s.trim()).filter(Boolean)) {
     const [key, raw = ""] = part.split("=", 2) as [string, string?];
     switch (key) {
       case "1":
       case "true":
       case "all":
-        options.compilation = options.memory = options.launches = level(raw || "basic");
-        options.profiling = raw === "full" ? "full" : "basic";
+        options.compilation = options.memory = options.launches = level(raw);
+        options.profiling = options.memory;
         break;
       case "compilation":
       case "memory":
@@ -197,8 +203,7 @@ export function parseLogEnv(value: string | undefined): LoggerOptions {
         options[key] = level(raw);
         break;
       case "profiling":
-        options.profiling =
-          (["minimal", "basic", "medium", "full", "disabled"].includes(raw) ? raw : "basic") as ProfileLogLevel;
+        options.profiling = (PROFILE_LEVELS.includes(raw) ? raw : level(raw)) as ProfileLogLevel;
         break;
       case "file":
         options.sink = { file: raw, append: true };
