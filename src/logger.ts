@@ -189,7 +189,9 @@ export function parseLogEnv(value: string | undefined): LoggerOptions {
   if (value === undefined || value === "" || value === "0" || value === "false") return options;
   const level = (v: string): LogLevel => (v === "full" ? "full" : OFF_VALUES.includes(v) ? "disabled" : "basic");
   for (const part of value.split(",").map((s) => s.trim()).filter(Boolean)) {
-    const [key, raw = ""] = part.split("=", 2) as [string, string?];
+    const eq = part.indexOf("=");
+    const key = eq < 0 ? part : part.slice(0, eq);
+    const raw = eq < 0 ? "" : part.slice(eq + 1); // everything after the first "=" (a path may hold more)
     switch (key) {
       case "1":
       case "true":
