@@ -198,9 +198,10 @@ export class ComputeClient {
    * Windows nest; work from other callers during the window is dry too.
    *
    * @param fn The work to rehearse.
-   * @returns What `fn` returns.
+   * @returns What `fn` returns; rejects with `DeviceLostError` once the device is gone.
    */
   async dryRun<T>(fn: () => T | Promise<T>): Promise<T> {
+    this.server.checkAlive();
     this.server.dryRunDepth(1);
     try {
       return await fn();
@@ -468,7 +469,7 @@ export class ComputeClient {
    * in `fn` becomes a `ServerError` whose message contains it.
    *
    * @param fn The section.
-   * @returns What `fn` returns.
+   * @returns What `fn` returns; rejects with `DeviceLostError`, without running `fn`, once the device is gone.
    */
   async exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
     try {

@@ -208,10 +208,15 @@ export class WebGpuServer implements ComputeServer {
    * profiles wait; nested calls from inside `fn` run at once.
    *
    * @param fn The section.
-   * @returns What `fn` returns.
+   * @returns What `fn` returns; rejects with `DeviceLostError`, without
+   * running `fn`, once the device is gone.
    */
   exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
-    return this.#exclusive.run(fn);
+    // Checked when the section gets the lock: one queued behind a section that destroyed the server must not run.
+    return this.#exclusive.run(() => {
+      this.checkAlive();
+      return fn();
+    });
   }
 
   getResource(binding: BufferBinding, stream: StreamId): ManagedResource {
