@@ -12,7 +12,7 @@ import { DeviceLostError } from "../errors.ts";
 import { GraphRegistry } from "../graph/graph_registry.ts";
 import { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import { PipelineCache } from "../kernel/pipeline_cache.ts";
-import { ServerLogger } from "../logger.ts";
+import { type LoggerOptions, ServerLogger } from "../logger.ts";
 import { HostStagingPool } from "../memory/host_staging.ts";
 import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
@@ -68,7 +68,8 @@ export interface ServerSetup {
  * @returns The device context, utilities, stream slots, launch logging flag
  * and the server's helpers.
  * @throws {RangeError} When `tasksMax` or `maxStreams` is not a positive integer.
- * @throws {TypeError} When `openPassAhead` is not a boolean.
+ * @throws {TypeError} When `openPassAhead` is not a boolean, or `timing`,
+ * `persistentMemory` or a `logger` level or sink is not one of its values.
  * @throws {PoolConfigError} When the `memory` layout is invalid for the device.
  */
 export function setUpServer(setup: ServerSetupOptions): ServerSetup {
@@ -85,6 +86,9 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
   if (!Number.isSafeInteger(maxStreams) || maxStreams < 1) {
     throw new RangeError(`createClient: maxStreams must be a positive integer, got ${maxStreams}`);
   }
+  oneOf("timing", options.timing, TIMINGS);
+  oneOf("persistentMemory", options.persistentMemory, PERSISTENT_POLICIES);
+  if (options.logger !== undefined) checkLogger(options.logger);
   const pools = resolveMemoryConfiguration(options.memory ?? "subslices", props.memory);
   const persistentMemory = options.persistentMemory ?? "enabled";
   const logger = options.logger ? new ServerLogger(options.logger) : ServerLogger.fromEnv();
@@ -127,6 +131,44 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
     drains: new DrainingCalls({ server, ctx, graphs }),
     graphs,
   };
+}
+
+const TIMINGS = ["device", "system"];
+const PERSISTENT_POLICIES = ["enabled", "size-match", "disabled", "enforced"];
+const LOG_LEVELS = ["disabled", "basic", "full"];
+const PROFILE_LOG_LEVELS = ["disabled", "minimal", "basic", "medium", "full"];
+
+/** Throws a `TypeError` naming option `name` unless `value` is undefined or one of `allowed`. */
+function oneOf(name: string, value: unknown, allowed: readonly string[]): void {
+  if (value !== undefined && !allowed.includes(value as string)) {
+    throw new TypeError(
+      `createClient: ${name} must be one of ${allowed.map((a) => `"${a}"`).join(", ")}, got ${String(value)}`,
+    );
+  }
+}
+
+/** Throws a `TypeError` naming the option unless `logger` holds known levels and a sink lines can go to. */
+function checkLogger(logger: unknown): void {
+  if (logger === null || typeof logger !== "object") {
+    throw new TypeError(`createClient: logger must be an object of levels and a sink, got ${String(logger)}`);
+  }
+  const l = logger as LoggerOptions;
+  oneOf("logger.compilation", l.compilation, LOG_LEVELS);
+  oneOf("logger.memory", l.memory, LOG_LEVELS);
+  oneOf("logger.launches", l.launches, LOG_LEVELS);
+  oneOf("logger.profiling", l.profiling, PROFILE_LOG_LEVELS);
+  const sink: unknown = l.sink;
+  if (sink === undefined || sink === "stderr" || sink === "stdout") return;
+  if (sink === null || typeof sink !== "object") {
+    throw new TypeError(`createClient: logger.sink must be "stderr", "stdout" or { file }, got ${String(sink)}`);
+  }
+  const { file, append } = sink as { file: unknown; append?: unknown };
+  if (typeof file !== "string" || file === "") {
+    throw new TypeError(`createClient: logger.sink.file must be a non-empty path, got ${String(file)}`);
+  }
+  if (append !== undefined && typeof append !== "boolean") {
+    throw new TypeError(`createClient: logger.sink.append must be a boolean, got ${String(append)}`);
+  }
 }
 
 /**
