@@ -19,7 +19,7 @@ export interface DeviceOptions {
    * included, come from `device.adapterInfo`.
    */
   device?: GPUDevice;
-  /** Extra features to require. */
+  /** Extra features to require (of a given `device`: features it must have). */
   requiredFeatures?: GPUFeatureName[];
 }
 
@@ -45,9 +45,15 @@ const WANTED: GPUFeatureName[] = ["timestamp-query", "shader-f16"];
  * @param options Adapter options or an existing device.
  * @returns The device and its properties.
  * @throws {ServerError} When WebGPU is unavailable or no adapter exists.
+ * @throws {TypeError} When a required feature is not offered (by the given device, or the adapter).
  */
 export async function acquireDevice(options: DeviceOptions = {}): Promise<AcquiredDevice> {
   if (options.device !== undefined) {
+    for (const f of options.requiredFeatures ?? []) {
+      if (!options.device.features.has(f)) {
+        throw new TypeError(`createClient: requiredFeatures lists "${f}", which the given device does not have`);
+      }
+    }
     return {
       adapter: null,
       device: options.device,
