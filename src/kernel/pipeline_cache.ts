@@ -84,6 +84,23 @@ export class PipelineCache {
   }
 
   /**
+   * Forgets every pipeline (server teardown): kernels stop pointing at this
+   * cache and entries drop their launch memos, so module-level kernels do
+   * not keep a destroyed server's streams alive.
+   */
+  release(): void {
+    for (const list of this.#entries.values()) {
+      for (const entry of list) {
+        if (entry === undefined) continue;
+        entry.memo = null;
+        if (entry.kernel.compiled.owner === this) entry.kernel.compiled = { owner: null, slots: [] };
+      }
+    }
+    this.#entries.clear();
+    this.#modules.clear();
+  }
+
+  /**
    * Returns the cached entry, compiling it on a miss.
    *
    * @param kernel The kernel.

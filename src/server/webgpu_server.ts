@@ -66,6 +66,8 @@ export class WebGpuServer implements ComputeServer {
   #graphs: GraphRegistry;
   #exclusive = new ExclusiveLock();
   #streamOf = (slot: number): Stream => this.stream(slot);
+  /** What the device's loss reaction reaches (see the constructor). */
+  #lossTarget: { server: WebGpuServer | null } = { server: this };
   /** Queues the device's uncaptured errors on the stream that acted last (removed at destroy: a caller's device outlives the server). */
   #onUncapturedError = (ev: Event): void => {
     if (this.#closed !== null) return;
@@ -90,7 +92,13 @@ export class WebGpuServer implements ComputeServer {
     this.#drains = parts.drains;
     this.#graphs = parts.graphs;
     device.addEventListener("uncapturederror", this.#onUncapturedError);
-    device.lost.then((info) => this.#lose(deviceLostError(info)));
+    // The loss reaction reaches the server through a holder cleared at destroy:
+    // a caller's device outlives its clients and must not keep them alive.
+    const target = this.#lossTarget;
+    device.lost.then((info) => {
+      const server = target.server;
+      if (server !== null) server.#lose(deviceLostError(info));
+    });
   }
 
   /**
@@ -403,6 +411,8 @@ export class WebGpuServer implements ComputeServer {
     this.#lose(
       new DeviceLostError("the client was destroyed; create a new client to continue", { reason: "destroyed" }),
     );
+    this.#lossTarget.server = null;
+    this.#ctx.pipelines.release();
     this.#graphs.clear();
     this.#slots.destroyAll();
     this.device.removeEventListener("uncapturederror", this.#onUncapturedError);

@@ -99,3 +99,30 @@ Deno.test("client.destroy() leaves a caller's device usable and stops listening 
     device.destroy();
   }
 });
+
+/** Makes a client on `device`, runs a launch through it, destroys it, and returns a weak reference to its server. */
+async function destroyedServerOn(device: GPUDevice): Promise<WeakRef<object>> {
+  const client = await createClient({ device });
+  const h = client.create(new Uint32Array([1, 2, 3, 4]));
+  client.launch(incKernel, [1], [h]);
+  assert.deepEqual([...await readU32(client, h)], [2, 3, 4, 5]);
+  client.destroy();
+  return new WeakRef(client.server);
+}
+
+Deno.test("a client destroyed on a caller's device can be garbage-collected while the device lives", async () => {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  assert.ok(gc, "run with --v8-flags=--expose-gc (deno task test does)");
+  const adapter = await navigator.gpu.requestAdapter();
+  const device = await adapter!.requestDevice({ label: "caller's device" });
+  try {
+    const server = await destroyedServerOn(device);
+    for (let i = 0; i < 10 && server.deref() !== undefined; i++) {
+      await new Promise((r) => setTimeout(r, 0));
+      gc();
+    }
+    assert.equal(server.deref(), undefined, "nothing on the device keeps the destroyed server alive");
+  } finally {
+    device.destroy();
+  }
+});
