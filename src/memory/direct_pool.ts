@@ -58,15 +58,17 @@ export class DirectPool implements MemoryPool {
 
   alloc(size: number, lazy: boolean): ManagedMemory {
     const eff = alignUp(size, this.#pages.alignment);
-    this.#reclaim(eff);
+    // Reclaim only once the new buffer exists: a refused allocation frees nothing.
     const page = this.#pages.add(eff, lazy);
-    return this.#pages.assign(page.slices[0]!, size, eff - size);
+    const desc = this.#pages.assign(page.slices[0]!, size, eff - size);
+    this.#reclaim();
+    return desc;
   }
 
-  /** Frees free buffers, oldest first, until `bytes` more fit under the watermark (or none is left). */
-  #reclaim(bytes: number): void {
+  /** Frees free buffers, oldest first, until the held bytes fit under the watermark (or none is left). */
+  #reclaim(): void {
     if (this.#reclaimAt === undefined) return;
-    let excess = this.#pages.reservedBytes() + bytes - this.#reclaimAt;
+    let excess = this.#pages.reservedBytes() - this.#reclaimAt;
     this.#pages.freeWhere((page) => {
       if (excess <= 0 || !pageIsFree(page)) return false;
       excess -= page.storage.size;
