@@ -122,9 +122,11 @@ export class MemoryManager {
    * @throws {IoError} `buffer-too-big`, `pool-capacity-exceeded` or `out-of-memory`.
    */
   reserve(size: number, lazy = false): ManagedMemory {
+    const persistent = this.#persistentMode();
+    // A size nothing can serve is refused before it counts or sweeps: a refused call changes nothing.
+    if (!persistent && !this.#routable(size)) throw this.#tooBig(size);
     this.#reservations++;
     if (this.#capture === null) this.#cleanup(false);
-    const persistent = this.#persistentMode();
     if (persistent || this.#policy === "size-match") {
       let d = this.#persistent.tryReserve(size);
       if (d === null && (persistent || this.#persistent.hasSize(size))) {
@@ -148,7 +150,17 @@ export class MemoryManager {
         capacityError ??= e;
       }
     }
-    throw capacityError ?? new IoError(
+    throw capacityError ?? this.#tooBig(size);
+  }
+
+  /** True when some dynamic pool accepts `size`, or `size-match` routes it to the persistent pool. */
+  #routable(size: number): boolean {
+    for (const pool of this.#pools) if (pool.accept(size)) return true;
+    return this.#policy === "size-match" && this.#persistent.hasSize(size);
+  }
+
+  #tooBig(size: number): IoError {
+    return new IoError(
       "buffer-too-big",
       `${this.#label}: no memory pool accepts ${size} B; the largest pool serves ${this.#largestAccepted()} B (raise maxStorageBufferBindingSize or install a larger pool)`,
       { size },

@@ -331,6 +331,19 @@ Deno.test("a size no pool accepts fails with buffer-too-big naming the largest p
   assert.throws(() => mm.reserve(5000), /largest pool serves 1024 B/);
 });
 
+Deno.test("a reservation no pool accepts is refused before it counts or sweeps anything", () => {
+  // deallocPeriod 50: a sweep runs before every 10th reservation of the manager.
+  const { mm } = manager([{ kind: "exclusive", maxAllocSize: 4096, deallocPeriod: 50 }]);
+  const pages = () => mm.report().dynamic[0]!.pages;
+  const live: ManagedMemory[] = [];
+  drop(mm.reserve(1000)); // reservation 1: page A, idle from now on
+  for (let i = 2; i <= 9; i++) live.push(mm.reserve(3000));
+  assert.throws(() => mm.reserve(5000), (e: unknown) => e instanceof IoError && e.kind === "buffer-too-big");
+  assert.equal(pages(), 9, "the refused call freed no idle page");
+  live.push(mm.reserve(3000)); // reservation 10: the sweep frees A, then a new page is made
+  assert.equal(pages(), 9);
+});
+
 Deno.test("installing pools while a capture is armed frees the old pools' free pages", () => {
   const { storage, mm } = manager([{ kind: "sliced", pageSize: 2048, maxSliceSize: 2048 }]);
   drop(mm.reserve(512)); // a dynamic page, now free
