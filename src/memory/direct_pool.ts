@@ -14,7 +14,7 @@ import type { ComputeStorage } from "./storage.ts";
 
 /** Shape of a direct pool. */
 export interface DirectPoolOptions {
-  /** Bytes above which free buffers are released before allocating; a watermark, not a cap. */
+  /** Bytes above which free buffers are released, oldest first, once a new buffer was made; a watermark, not a cap. */
   reclaimAt?: number;
 }
 

@@ -35,7 +35,7 @@ export type PoolConfig =
   | {
     /** One exact-size buffer per allocation, reused by identical size only. */
     kind: "direct";
-    /** Watermark in bytes above which free buffers are released before allocating. */
+    /** Watermark in bytes above which free buffers are released (after each new buffer is made). */
     reclaimAt?: number;
   };
 
