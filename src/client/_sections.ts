@@ -30,6 +30,11 @@ export function profileSection<T>(
   fn: () => T | Promise<T>,
   options: ProfileOptions,
 ): Promise<ProfileResult<T>> {
+  const trace: unknown = options?.trace;
+  if (trace !== undefined && typeof trace !== "string" && !(trace instanceof URL)) {
+    // Refused before `fn` runs: a refused call changes nothing.
+    return Promise.reject(new TypeError(`profile: trace must be a file path or URL, got ${String(trace)}`));
+  }
   return server.exclusive(async () => {
     const token = await server.startProfile(stream);
     let result: T;

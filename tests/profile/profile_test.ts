@@ -266,3 +266,17 @@ Deno.test("profile(fn) whose fn throws keeps the stream's queued errors for the 
     });
   }
 });
+
+Deno.test("profile() with a trace that is not a path or URL is refused before fn runs", async () => {
+  await withClient(async (client) => {
+    let ran = false;
+    await assert.rejects(
+      client.profile(() => {
+        ran = true;
+      }, { trace: 42 as unknown as string }),
+      TypeError,
+    );
+    assert.equal(ran, false);
+    assert.equal((await client.profile(() => 7)).result, 7, "the client is still usable");
+  });
+});
