@@ -49,6 +49,11 @@ const WANTED: GPUFeatureName[] = ["timestamp-query", "shader-f16"];
  */
 export async function acquireDevice(options: DeviceOptions = {}): Promise<AcquiredDevice> {
   if (options.device !== undefined) {
+    if (!(options.device instanceof GPUDevice)) {
+      throw new TypeError(
+        `createClient: device must be a GPUDevice, got ${Object.prototype.toString.call(options.device)}`,
+      );
+    }
     for (const f of options.requiredFeatures ?? []) {
       if (!options.device.features.has(f)) {
         throw new TypeError(`createClient: requiredFeatures lists "${f}", which the given device does not have`);

@@ -126,3 +126,10 @@ Deno.test("a client destroyed on a caller's device can be garbage-collected whil
     device.destroy();
   }
 });
+
+Deno.test("createClient({ device }) with something that is not a GPUDevice is refused with a TypeError naming the option", async () => {
+  await assert.rejects(
+    createClient({ device: {} as GPUDevice }),
+    (e: unknown) => e instanceof TypeError && /device must be a GPUDevice/.test(e.message),
+  );
+});
