@@ -60,7 +60,11 @@ export interface DispatchPaths {
     indirect: BufferBinding | null,
   ): void;
   /**
-   * Encodes one resolved dispatch into the open pass (see `DispatchEncoder.encodeDispatch`).
+   * Encodes one resolved dispatch into the open pass (opening one when
+   * needed), counts it, closes its pass while profiling, and submits every
+   * `tasksMax` dispatches. Launches, released held launches and replays that
+   * cannot take the tight loop all end here. Positional arguments: it runs
+   * once per launch, and an options object would be an allocation per launch.
    *
    * @param pipeline The pipeline.
    * @param bindGroup The bind group of group 0.
@@ -151,19 +155,7 @@ export class DispatchEncoder implements DispatchPaths {
     this.#tasksMax = parts.ctx.settings.tasksMax;
   }
 
-  /**
-   * Encodes one dispatch, records it while the stream is capturing, or holds
-   * it while validations are pending. A stale binding queues a `LaunchError`
-   * and encodes nothing.
-   *
-   * @param entry The compiled pipeline.
-   * @param bindings Storage bindings, in binding order.
-   * @param info Info words, or null.
-   * @param x Workgroups along x (ignored with `indirect`).
-   * @param y Workgroups along y.
-   * @param z Workgroups along z.
-   * @param indirect A binding holding three u32 workgroup counts, or null.
-   */
+  /** See `DispatchPaths.launch`. */
   launch(
     entry: PipelineEntry,
     bindings: readonly BufferBinding[],
@@ -259,22 +251,7 @@ export class DispatchEncoder implements DispatchPaths {
     this.encodeDispatch(entry.pipeline, bindGroup, dynamic, x, y, z, source, entry.kernel.name);
   }
 
-  /**
-   * Encodes one resolved dispatch into the open pass (opening one when
-   * needed), counts it, closes its pass while profiling, and submits every
-   * `tasksMax` dispatches. Launches, released held launches and replays that
-   * cannot take the tight loop all end here. Positional arguments: it runs
-   * once per launch, and an options object would be an allocation per launch.
-   *
-   * @param pipeline The pipeline.
-   * @param bindGroup The bind group of group 0.
-   * @param dynamic Its one dynamic offset (the info words), or null.
-   * @param x Workgroups along x (ignored with `indirect`).
-   * @param y Workgroups along y.
-   * @param z Workgroups along z.
-   * @param indirect Where the counts are read from, or null.
-   * @param name Kernel name, for the profiler.
-   */
+  /** See `DispatchPaths.encodeDispatch`. */
   encodeDispatch(
     pipeline: GPUComputePipeline,
     bindGroup: GPUBindGroup,
@@ -301,12 +278,7 @@ export class DispatchEncoder implements DispatchPaths {
     if (++q.tasks >= this.#tasksMax) stream.submit();
   }
 
-  /**
-   * Appends info words to the arena, submitting first when it is full.
-   *
-   * @param info The words.
-   * @returns Their byte offset in the arena.
-   */
+  /** See `DispatchPaths.pushInfo`. */
   pushInfo(info: InfoWords): number {
     let offset = this.#arena.push(info);
     if (offset < 0) {
@@ -316,24 +288,14 @@ export class DispatchEncoder implements DispatchPaths {
     return offset;
   }
 
-  /**
-   * Marks pages used by the batch being encoded (held work re-marks them when
-   * it is released).
-   *
-   * @param pages The pages.
-   */
+  /** See `DispatchPaths.markPages` (held work re-marks its pages when released). */
   markPages(pages: readonly Page[]): void {
     const stream = this.#stream;
     const epoch = stream.epoch;
     for (const page of pages) if (page.useStream !== stream || page.useEpoch !== epoch) stream.usePage(page);
   }
 
-  /**
-   * Re-encodes a graph's dispatches into the open pass (prebuilt pipelines and
-   * bind groups), submitting every `tasksMax` dispatches like launches do.
-   *
-   * @param graph The graph, captured on this stream.
-   */
+  /** See `DispatchPaths.replay`; submits every `tasksMax` dispatches like launches do. */
   replay(graph: CapturedGraph): void {
     const stream = this.#stream;
     this.#ctx.current = stream;
@@ -355,10 +317,7 @@ export class DispatchEncoder implements DispatchPaths {
     if (q.segment !== null) q.switchSegment(null);
     this.markPages(graph.pages);
     for (const t of graph.tasks) {
-      if (stream.timestamping && stream.profiler!.full) {
-        stream.submit(); // room for the next timed pass: the pages then belong to the next batch
-        this.markPages(graph.pages);
-      }
+      if (stream.roomForTimedPass()) this.markPages(graph.pages); // it submitted: the pages belong to the next batch
       const indirect = t.indirect;
       if (t.copyFrom !== null) {
         q.encoder().copyBufferToBuffer(t.copyFrom.buffer, t.copyFrom.offset, indirect!.buffer, indirect!.offset, 12);

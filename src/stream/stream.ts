@@ -195,9 +195,13 @@ export class Stream implements QueueHost {
    * Submits first when a profile's query set has no room for the next timed
    * pass. A dispatch calls it before it marks its pages or takes its pins: the
    * submit would otherwise hand them to the batch before the dispatch's own.
+   *
+   * @returns True when it submitted.
    */
-  roomForTimedPass(): void {
-    if (this.timestamping && this.profiler !== null && this.profiler.full) this.submit();
+  roomForTimedPass(): boolean {
+    if (!this.timestamping || this.profiler === null || !this.profiler.full) return false;
+    this.submit();
+    return true;
   }
 
   /**
