@@ -49,3 +49,56 @@ export function badArity(kernel: Kernel, buffers: number, info: boolean): never 
     }${info ? " plus info words" : " and no info words"}`,
   );
 }
+
+// The builders below serve the server's object-form launch and the client's
+// indirect-count check. `ComputeClient.launch` keeps its own inline throws of
+// the same messages: its body stays as it was measured (see its module doc).
+
+/**
+ * Throws the error info words of the wrong type deserve.
+ *
+ * @param kernel The kernel.
+ */
+export function badInfo(kernel: Kernel): never {
+  throw new TypeError(`launch(${kernel.name}): info must be a Uint32Array, Int32Array or Float32Array`);
+}
+
+/**
+ * Throws the error an unknown launch mode deserves.
+ *
+ * @param kernel The kernel.
+ */
+export function badMode(kernel: Kernel): never {
+  throw new TypeError(`launch(${kernel.name}): mode must be "execute" or "skip"`);
+}
+
+/**
+ * Throws the error an indirect count of fewer than 12 bytes deserves.
+ *
+ * @param kernel The kernel.
+ * @param memory The memory's id.
+ * @param size Its bytes in use.
+ */
+export function badIndirectSize(kernel: Kernel, memory: number, size: number): never {
+  throw new RangeError(
+    `launch(${kernel.name}): an indirect count needs 12 bytes (three u32), memory ${memory} has ${size}`,
+  );
+}
+
+/**
+ * Throws the error a binding above `maxStorageBufferBindingSize` deserves.
+ *
+ * @param kernel The kernel.
+ * @param where Which binding, e.g. `buffer 2`.
+ * @param size Its bytes.
+ * @param max The limit.
+ */
+export function badBindingSize(kernel: Kernel, where: string, size: number, max: number): never {
+  throw new ResourceLimitError(
+    "binding-size",
+    `launch(${kernel.name}) ${where}`,
+    [size],
+    [max],
+    "maxStorageBufferBindingSize",
+  );
+}

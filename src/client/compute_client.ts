@@ -27,7 +27,7 @@ import { ServerError } from "../errors.ts";
 import type { ProfilingToken } from "../ids.ts";
 import { captureSection, profileSection } from "./_sections.ts";
 import { Graph } from "./graph_handle.ts";
-import { badArity, badCount } from "./_launch_checks.ts";
+import { badArity, badCount, badIndirectSize } from "./_launch_checks.ts";
 import { checkHandle, checkSize } from "./_handle_checks.ts";
 import {
   type HostData,
@@ -377,11 +377,7 @@ export class ComputeClient {
 
   #checkIndirect(h: Handle, kernel: Kernel): Handle {
     const handle = this.#checkHandle(h, `launch(${kernel.name}) indirect count`);
-    if (handle.sizeInUse < 12) {
-      throw new RangeError(
-        `launch(${kernel.name}): an indirect count needs 12 bytes (three u32), memory ${handle.memory.id} has ${handle.sizeInUse}`,
-      );
-    }
+    if (handle.sizeInUse < 12) badIndirectSize(kernel, handle.memory.id, handle.sizeInUse);
     return handle;
   }
 

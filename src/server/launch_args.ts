@@ -7,44 +7,16 @@
  * @module
  */
 
-import { badArity, badCount } from "../client/_launch_checks.ts";
-import { ResourceLimitError } from "../errors.ts";
+import { badArity, badBindingSize, badCount, badIndirectSize, badInfo, badMode } from "../client/_launch_checks.ts";
 import type { StreamId } from "../ids.ts";
 import { Kernel } from "../kernel/kernel.ts";
 import type { ServerLogger } from "../logger.ts";
 import { ManagedMemory } from "../memory/managed_memory.ts";
-import type { InfoWords } from "../stream/info_arena.ts";
-import type { BufferBinding, CubeCount, DeviceProperties, KernelArguments, LaunchMode } from "./types.ts";
+import type { BufferBinding, CubeCount, KernelArguments, LaunchMode } from "./types.ts";
+import type { WebGpuServer } from "./webgpu_server.ts";
 
-/** A server with the allocation-free launch (`WebGpuServer.launchRaw`). */
-export interface RawLauncher {
-  /** Device properties: the count and binding limits the launch is checked against. */
-  readonly properties: DeviceProperties;
-  /**
-   * Enqueues a launch with its count and arguments spread out.
-   *
-   * @param kernel The kernel.
-   * @param buffers Storage bindings in order.
-   * @param info Non-empty info words, or null.
-   * @param x Workgroups along x.
-   * @param y Workgroups along y.
-   * @param z Workgroups along z.
-   * @param indirect Memory holding `[x, y, z]`, or null for a static count.
-   * @param mode `execute` or `skip`.
-   * @param stream The launching stream.
-   */
-  launchRaw(
-    kernel: Kernel,
-    buffers: readonly BufferBinding[],
-    info: InfoWords | null,
-    x: number,
-    y: number,
-    z: number,
-    indirect: BufferBinding | null,
-    mode: LaunchMode,
-    stream: StreamId,
-  ): void;
-}
+/** What `spreadLaunch` needs of the server: its limits and the allocation-free `launchRaw`. */
+export type RawLauncher = Pick<WebGpuServer, "properties" | "launchRaw">;
 
 /** Throws when `b` is not a binding of some memory, or binds more than `maxBinding` bytes. */
 function checkBinding(kernel: Kernel, b: unknown, where: string, maxBinding: number): BufferBinding {
@@ -55,15 +27,7 @@ function checkBinding(kernel: Kernel, b: unknown, where: string, maxBinding: num
     );
   }
   const size = binding.size - binding.offsetStart - binding.offsetEnd;
-  if (size > maxBinding) {
-    throw new ResourceLimitError(
-      "binding-size",
-      `launch(${kernel.name}) ${where}`,
-      [size],
-      [maxBinding],
-      "maxStorageBufferBindingSize",
-    );
-  }
+  if (size > maxBinding) badBindingSize(kernel, where, size, maxBinding);
   return binding;
 }
 
@@ -100,17 +64,13 @@ export function spreadLaunch(
 ): void {
   if (!(kernel instanceof Kernel)) throw new TypeError("launch: kernel must come from defineKernel()");
   if (!Array.isArray(args?.buffers)) throw new TypeError(`launch(${kernel.name}): args.buffers must be an array`);
-  if (mode !== "execute" && mode !== "skip") {
-    throw new TypeError(`launch(${kernel.name}): mode must be "execute" or "skip"`);
-  }
+  if (mode !== "execute" && mode !== "skip") badMode(kernel);
   const { hardware, memory } = server.properties;
   const given = args.info;
   if (
     given !== undefined && given !== null &&
     !(given instanceof Uint32Array || given instanceof Float32Array || given instanceof Int32Array)
-  ) {
-    throw new TypeError(`launch(${kernel.name}): info must be a Uint32Array, Int32Array or Float32Array`);
-  }
+  ) badInfo(kernel);
   const info = given !== undefined && given !== null && given.length > 0 ? given : null;
   const buffers = args.buffers;
   for (let i = 0; i < buffers.length; i++) checkBinding(kernel, buffers[i], `buffer ${i}`, memory.maxPageSize);
@@ -124,11 +84,7 @@ export function spreadLaunch(
   } else if (count !== null && typeof count === "object" && count.kind === "dynamic") {
     const binding = checkBinding(kernel, count.binding, "indirect count", Infinity);
     const size = binding.size - binding.offsetStart - binding.offsetEnd;
-    if (size < 12) {
-      throw new RangeError(
-        `launch(${kernel.name}): an indirect count needs 12 bytes (three u32), memory ${binding.memory.id} has ${size}`,
-      );
-    }
+    if (size < 12) badIndirectSize(kernel, binding.memory.id, size);
     server.launchRaw(kernel, buffers, info, 1, 1, 1, binding, mode, stream);
   } else {
     throw new TypeError(`launch(${kernel.name}): count must be a CubeCount ({ kind: "static" | "dynamic", ... })`);
