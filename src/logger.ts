@@ -18,6 +18,8 @@
  * @module
  */
 
+import { oneOf } from "./_util/one_of.ts";
+
 /** Level of a subsystem: off, the essentials, or everything. */
 export type LogLevel = "disabled" | "basic" | "full";
 
@@ -77,8 +79,10 @@ export class ServerLogger {
    * Creates the instance.
    *
    * @param options Levels and sink; omitted levels are off.
+   * @throws {TypeError} When a level or the sink is not one of its values.
    */
   constructor(options: LoggerOptions = {}) {
+    checkOptions(options);
     this.compilation = isOn(options.compilation);
     this.compilationFull = options.compilation === "full";
     this.memory = isOn(options.memory);
@@ -169,7 +173,32 @@ export class ServerLogger {
 
 /** Values of a `DENOGPU_LOG` key that turn its subsystem off. */
 const OFF_VALUES = ["disabled", "0", "false", "off"];
-const PROFILE_LEVELS = ["minimal", "basic", "medium", "full", "disabled"];
+const LOG_LEVELS: readonly LogLevel[] = ["disabled", "basic", "full"];
+const PROFILE_LEVELS: readonly ProfileLogLevel[] = ["disabled", "minimal", "basic", "medium", "full"];
+
+/** Throws a `TypeError` naming the option unless `options` holds known levels and a sink lines can go to. */
+function checkOptions(options: unknown): void {
+  if (options === null || typeof options !== "object") {
+    throw new TypeError(`createClient: logger must be an object of levels and a sink, got ${String(options)}`);
+  }
+  const l = options as LoggerOptions;
+  oneOf("logger.compilation", l.compilation, LOG_LEVELS);
+  oneOf("logger.memory", l.memory, LOG_LEVELS);
+  oneOf("logger.launches", l.launches, LOG_LEVELS);
+  oneOf("logger.profiling", l.profiling, PROFILE_LEVELS);
+  const sink: unknown = l.sink;
+  if (sink === undefined || sink === "stderr" || sink === "stdout") return;
+  if (sink === null || typeof sink !== "object") {
+    throw new TypeError(`createClient: logger.sink must be "stderr", "stdout" or { file }, got ${String(sink)}`);
+  }
+  const { file, append } = sink as { file: unknown; append?: unknown };
+  if (typeof file !== "string" || file === "") {
+    throw new TypeError(`createClient: logger.sink.file must be a non-empty path, got ${String(file)}`);
+  }
+  if (append !== undefined && typeof append !== "boolean") {
+    throw new TypeError(`createClient: logger.sink.append must be a boolean, got ${String(append)}`);
+  }
+}
 
 /**
  * Parses a `DENOGPU_LOG` value into logger options.
@@ -205,10 +234,10 @@ export function parseLogEnv(value: string | undefined): LoggerOptions {
         options[key] = level(raw);
         break;
       case "profiling":
-        options.profiling = (PROFILE_LEVELS.includes(raw) ? raw : level(raw)) as ProfileLogLevel;
+        options.profiling = PROFILE_LEVELS.includes(raw as ProfileLogLevel) ? raw as ProfileLogLevel : level(raw);
         break;
       case "file":
-        options.sink = { file: raw, append: true };
+        if (raw !== "") options.sink = { file: raw, append: true }; // `file=` alone keeps the default sink
         break;
       case "stdout":
       case "stderr":

@@ -8,11 +8,12 @@
  * @module
  */
 
+import { oneOf } from "../_util/one_of.ts";
 import { DeviceLostError } from "../errors.ts";
 import { GraphRegistry } from "../graph/graph_registry.ts";
 import { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import { PipelineCache } from "../kernel/pipeline_cache.ts";
-import { type LoggerOptions, ServerLogger } from "../logger.ts";
+import { ServerLogger } from "../logger.ts";
 import { HostStagingPool } from "../memory/host_staging.ts";
 import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
@@ -88,10 +89,9 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
   }
   oneOf("timing", options.timing, TIMINGS);
   oneOf("persistentMemory", options.persistentMemory, PERSISTENT_POLICIES);
-  if (options.logger !== undefined) checkLogger(options.logger);
   const pools = resolveMemoryConfiguration(options.memory ?? "subslices", props.memory);
   const persistentMemory = options.persistentMemory ?? "enabled";
-  const logger = options.logger ? new ServerLogger(options.logger) : ServerLogger.fromEnv();
+  const logger = options.logger !== undefined ? new ServerLogger(options.logger) : ServerLogger.fromEnv();
   const deviceTiming = props.features.timestampQuery && options.timing !== "system";
   const logLaunch = logger.launchesFull || logger.profiling === "minimal";
   const ctx = new DeviceContext({
@@ -135,41 +135,6 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
 
 const TIMINGS = ["device", "system"];
 const PERSISTENT_POLICIES = ["enabled", "size-match", "disabled", "enforced"];
-const LOG_LEVELS = ["disabled", "basic", "full"];
-const PROFILE_LOG_LEVELS = ["disabled", "minimal", "basic", "medium", "full"];
-
-/** Throws a `TypeError` naming option `name` unless `value` is undefined or one of `allowed`. */
-function oneOf(name: string, value: unknown, allowed: readonly string[]): void {
-  if (value !== undefined && !allowed.includes(value as string)) {
-    throw new TypeError(
-      `createClient: ${name} must be one of ${allowed.map((a) => `"${a}"`).join(", ")}, got ${String(value)}`,
-    );
-  }
-}
-
-/** Throws a `TypeError` naming the option unless `logger` holds known levels and a sink lines can go to. */
-function checkLogger(logger: unknown): void {
-  if (logger === null || typeof logger !== "object") {
-    throw new TypeError(`createClient: logger must be an object of levels and a sink, got ${String(logger)}`);
-  }
-  const l = logger as LoggerOptions;
-  oneOf("logger.compilation", l.compilation, LOG_LEVELS);
-  oneOf("logger.memory", l.memory, LOG_LEVELS);
-  oneOf("logger.launches", l.launches, LOG_LEVELS);
-  oneOf("logger.profiling", l.profiling, PROFILE_LOG_LEVELS);
-  const sink: unknown = l.sink;
-  if (sink === undefined || sink === "stderr" || sink === "stdout") return;
-  if (sink === null || typeof sink !== "object") {
-    throw new TypeError(`createClient: logger.sink must be "stderr", "stdout" or { file }, got ${String(sink)}`);
-  }
-  const { file, append } = sink as { file: unknown; append?: unknown };
-  if (typeof file !== "string" || file === "") {
-    throw new TypeError(`createClient: logger.sink.file must be a non-empty path, got ${String(file)}`);
-  }
-  if (append !== undefined && typeof append !== "boolean") {
-    throw new TypeError(`createClient: logger.sink.append must be a boolean, got ${String(append)}`);
-  }
-}
 
 /**
  * The error a lost device becomes, raised by every later call.
