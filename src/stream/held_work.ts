@@ -7,10 +7,9 @@
  * @module
  */
 
-import type { ManagedMemory, Page } from "../memory/managed_memory.ts";
+import type { ManagedMemory } from "../memory/managed_memory.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { ErrorQueue } from "./error_queue.ts";
-import type { InfoWords } from "./info_arena.ts";
 import { type HeldOp, Speculation } from "./speculation.ts";
 import type { Stream } from "./stream.ts";
 
@@ -29,10 +28,6 @@ export interface HeldWorkParts {
   readonly pins: ManagedMemory[];
   /** The stream's one-word dynamic offset array. */
   readonly dyn: Uint32Array;
-  /** Appends info words to the arena (submitting first when it is full) and returns their offset. */
-  readonly pushInfo: (info: InfoWords) => number;
-  /** Marks pages used by the batch being encoded. */
-  readonly markPages: (pages: readonly Page[]) => void;
 }
 
 /** The held work of one stream. */
@@ -147,12 +142,12 @@ export class HeldWork {
       stream.roomForTimedPass(); // a submit for its timed pass comes before its pages are marked
       // Info first: pushing may submit a full arena, which ends the segment and
       // the batch; the segment and the page marks belong to the batch that encodes the dispatch.
-      if (op.info !== null) parts.dyn[0] = parts.pushInfo(op.info);
+      if (op.info !== null) parts.dyn[0] = stream.dispatch.pushInfo(op.info);
       const segment = entry.state === "pending" && isolate ? entry : null;
       if (segment !== q.segment) q.switchSegment(segment);
-      parts.markPages(op.pages); // the batch may have changed since the launch was held
+      stream.dispatch.markPages(op.pages); // the batch may have changed since the launch was held
       // Its pins belong to the submission that runs it, not to one made before it was encoded.
-      if (op.pins !== null) { for (const m of op.pins) parts.pins.push(m); }
+      if (op.pins !== null) parts.pins.push(...op.pins);
       const dynamic = op.info === null ? null : parts.dyn;
       stream.dispatch.encodeDispatch(
         entry.pipeline,

@@ -138,8 +138,6 @@ export class Stream implements QueueHost {
       errors,
       pins,
       dyn,
-      pushInfo: (info) => this.dispatch.pushInfo(info),
-      markPages: (pages) => this.dispatch.markPages(pages),
     });
     this.#writer = new StreamWriter({ stream: this, ctx, held });
     this.dispatch = new DispatchEncoder({
