@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { createClient, DeviceValidationError, ServerUnhealthyError } from "../../mod.ts";
-import { incKernel, readU32 } from "../_gpu.ts";
+import { incKernel, macrotask, readU32 } from "../_gpu.ts";
 
 /** The caller's own adapter and device, as an application that shares one device would make them. */
 async function callersDevice(): Promise<{ adapter: GPUAdapter; device: GPUDevice }> {
@@ -118,7 +118,7 @@ Deno.test("a client destroyed on a caller's device can be garbage-collected whil
   try {
     const server = await destroyedServerOn(device);
     for (let i = 0; i < 10 && server.deref() !== undefined; i++) {
-      await new Promise((r) => setTimeout(r, 0));
+      await macrotask();
       gc();
     }
     assert.equal(server.deref(), undefined, "nothing on the device keeps the destroyed server alive");
