@@ -19,3 +19,4 @@ export * from "./errors/server_errors.ts";
 export * from "./errors/launch_errors.ts";
 export * from "./errors/memory_errors.ts";
 export * from "./errors/stream_errors.ts";
+export * from "./errors/kernel_errors.ts";

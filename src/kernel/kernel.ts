@@ -12,6 +12,8 @@
  */
 
 import { stableHash } from "../_util/hash.ts";
+import { readLayout } from "./_layout_reader.ts";
+import { stripComments } from "./_wgsl_source.ts";
 
 /** Options of {@linkcode defineKernel}. */
 export interface KernelOptions {
@@ -21,13 +23,22 @@ export interface KernelOptions {
   wgsl: string;
   /** Entry point of the compute shader. @default "main" */
   entryPoint?: string;
-  /** Values of pipeline-overridable constants (`override` declarations). */
+  /**
+   * Values of pipeline-overridable constants (`override` declarations), keyed
+   * as WebGPU keys them: by the decimal `@id` of an override that has one
+   * (`"0"` for `@id(0) override x: u32;`), else by the override's name.
+   */
   constants?: Record<string, number>;
 }
 
-/** Facts read from the WGSL source, used to validate launches before WebGPU sees them. */
+/**
+ * Facts read from the WGSL source, used to validate launches before WebGPU
+ * sees them. Attributes are evaluated as WGSL does: integer literals (with
+ * `i`/`u` suffixes, in hex), module-scope `const` and `override` values, and
+ * const-expressions over them.
+ */
 export interface KernelLayout {
-  /** `@workgroup_size` of the entry point, when it is made of literals or known constants. */
+  /** `@workgroup_size` of the entry point, when its expressions could be evaluated. */
   workgroupSize: readonly [number, number, number] | null;
   /** Number of `@group(0)` bindings declared, when they could be read. */
   bindings: number | null;
@@ -66,6 +77,7 @@ export class Kernel {
    * Creates the instance.
    *
    * @param options Validated options (use {@linkcode defineKernel}).
+   * @throws {KernelLayoutError} When a `@group`, `@binding` or `@id` the layout depends on cannot be evaluated.
    */
   constructor(options: Required<KernelOptions>) {
     this.name = options.name;
@@ -74,7 +86,7 @@ export class Kernel {
     this.constants = Object.freeze({ ...options.constants });
     const consts = Object.keys(this.constants).sort().map((k) => `${k}=${this.constants[k]}`);
     this.id = `${this.name}-${stableHash(`${this.wgsl}\0${this.entryPoint}\0${consts.join(",")}`)}`;
-    this.layout = readLayout(this.wgsl, this.entryPoint, this.constants);
+    this.layout = readLayout(this.name, this.wgsl, this.entryPoint, this.constants);
   }
 }
 
@@ -108,6 +120,10 @@ export class Kernel {
  * @returns The kernel.
  * @throws {TypeError} When the name or source is not a non-empty string, the
  * entry point is not declared in the source, or a constant is not a finite number.
+ * @throws {KernelLayoutError} When a `@group` or `@binding` of a buffer the
+ * entry point uses, or the `@id` of an override its layout depends on, is an
+ * expression the layout reader cannot evaluate (the error names the kernel,
+ * the attribute and why).
  */
 export function defineKernel(options: KernelOptions): Kernel {
   if (options === null || typeof options !== "object") {
@@ -141,151 +157,4 @@ export function defineKernel(options: KernelOptions): Kernel {
     );
   }
   return new Kernel({ name, wgsl, entryPoint, constants });
-}
-
-const SCALAR_BYTES: Record<string, number> = { f32: 4, i32: 4, u32: 4, f16: 2, bool: 4 };
-
-/** Bytes of a WGSL type made of scalars, vectors and fixed arrays, or null. */
-function typeBytes(type: string, constants: Readonly<Record<string, number>>): number | null {
-  const t = type.replace(/\s+/g, "");
-  if (t in SCALAR_BYTES) return SCALAR_BYTES[t]!;
-  const vec = /^vec([234])(?:<(\w+)>|([fiuh]))$/.exec(t);
-  if (vec) {
-    const n = Number(vec[1]);
-    const elem = vec[2] ?? ({ f: "f32", i: "i32", u: "u32", h: "f16" } as Record<string, string>)[vec[3]!]!;
-    const e = SCALAR_BYTES[elem];
-    return e === undefined ? null : (n === 3 ? 4 : n) * e;
-  }
-  const mat = /^mat([234])x([234])(?:<(\w+)>|([fh]))$/.exec(t);
-  if (mat) {
-    const cols = Number(mat[1]);
-    const rows = Number(mat[2]);
-    const e = (mat[3] ?? (mat[4] === "h" ? "f16" : "f32")) === "f16" ? 2 : 4;
-    return cols * (rows === 3 ? 4 : rows) * e;
-  }
-  const arr = /^array<(.+),(?:(\d+)[ui]?|([A-Za-z_]\w*))>$/.exec(t);
-  if (arr) {
-    const inner = typeBytes(arr[1]!, constants);
-    const count = arr[2] !== undefined ? Number(arr[2]) : constants[arr[3]!];
-    return inner === null || count === undefined ? null : inner * count;
-  }
-  return null;
-}
-
-/**
- * Replaces every comment with a space, as WGSL reads them: block comments
- * nest, and a line comment (which may contain `/*`) ends at the line break.
- */
-function stripComments(src: string): string {
-  let out = "";
-  let from = 0; // start of the code not yet copied
-  let i = 0;
-  while (i < src.length - 1) {
-    const two = src.slice(i, i + 2);
-    if (two === "//") {
-      out += src.slice(from, i) + " ";
-      const end = src.indexOf("\n", i);
-      i = from = end < 0 ? src.length : end;
-    } else if (two === "/*") {
-      out += src.slice(from, i) + " ";
-      let depth = 1;
-      i += 2;
-      while (i < src.length && depth > 0) {
-        const t = src.slice(i, i + 2);
-        if (t === "/*" || t === "*/") {
-          depth += t === "/*" ? 1 : -1;
-          i += 2;
-        } else {
-          i++;
-        }
-      }
-      from = i;
-    } else {
-      i++;
-    }
-  }
-  return out + src.slice(from);
-}
-
-/**
- * In a module of several entry points, the names the entry point's body and
- * the functions it calls (transitively) mention: module variables outside it
- * are not part of its pipeline. Null when the module has one entry point (all
- * its declarations count) or the entry point's body cannot be found.
- */
-function entryPointUses(src: string, entryPoint: string): Set<string> | null {
-  if ([...src.matchAll(/@compute\b/g)].length < 2) return null;
-  const bodies = new Map<string, string>();
-  for (const m of src.matchAll(/\bfn\s+(\w+)\s*\(/g)) {
-    const open = src.indexOf("{", m.index + m[0].length);
-    if (open < 0) continue;
-    let depth = 0;
-    let end = open;
-    for (; end < src.length; end++) {
-      if (src[end] === "{") depth++;
-      else if (src[end] === "}" && --depth === 0) break;
-    }
-    bodies.set(m[1]!, src.slice(open, end + 1));
-  }
-  if (!bodies.has(entryPoint)) return null;
-  const used = new Set<string>([entryPoint]);
-  const todo = [entryPoint];
-  while (todo.length > 0) {
-    for (const [name] of bodies.get(todo.pop()!)!.matchAll(/[A-Za-z_]\w*/g)) {
-      if (used.has(name)) continue;
-      used.add(name);
-      if (bodies.has(name)) todo.push(name);
-    }
-  }
-  return used;
-}
-
-/** Reads workgroup size, binding count and shared memory from WGSL source. */
-function readLayout(
-  wgsl: string,
-  entryPoint: string,
-  constants: Readonly<Record<string, number>>,
-): KernelLayout {
-  const src = stripComments(wgsl);
-  const known: Record<string, number> = { ...constants };
-  for (const m of src.matchAll(/\b(?:const|override)\s+(\w+)\s*(?::\s*\w+\s*)?=\s*(\d+)[ui]?\s*;/g)) {
-    if (!(m[1]! in known)) known[m[1]!] = Number(m[2]);
-  }
-  let workgroupSize: [number, number, number] | null = null;
-  for (const m of src.matchAll(/((?:@\w+\s*(?:\([^)]*\))?\s*)+)fn\s+(\w+)/g)) {
-    if (m[2] !== entryPoint) continue;
-    const ws = /@workgroup_size\s*\(([^)]*)\)/.exec(m[1]!);
-    if (!ws) break;
-    const dims = ws[1]!.split(",").map((s) => s.trim()).filter((s) => s.length > 0).map((s) => {
-      const lit = /^(\d+)[ui]?$/.exec(s);
-      return lit ? Number(lit[1]) : known[s];
-    });
-    if (dims.every((d) => d !== undefined)) {
-      workgroupSize = [dims[0]!, dims[1] ?? 1, dims[2] ?? 1];
-    }
-    break;
-  }
-  const used = entryPointUses(src, entryPoint);
-  const bindingIndices = new Set<number>();
-  for (
-    const m of src.matchAll(
-      /@(group|binding)\s*\(\s*(\d+)\s*\)\s*@(group|binding)\s*\(\s*(\d+)\s*\)\s*var\s*(?:<[^>]*>)?\s*(\w+)/g,
-    )
-  ) {
-    const group = m[1] === "group" ? m[2] : m[4];
-    const binding = m[1] === "binding" ? m[2] : m[4];
-    if (group === "0" && (used === null || used.has(m[5]!))) bindingIndices.add(Number(binding));
-  }
-  const bindings = bindingIndices.size === 0 ? null : Math.max(...bindingIndices) + 1;
-  let shared: number | null = 0;
-  for (const m of src.matchAll(/var\s*<\s*workgroup\s*>\s*(\w+)\s*:\s*([^;=]+)/g)) {
-    if (used !== null && !used.has(m[1]!)) continue;
-    const bytes = typeBytes(m[2]!, known);
-    if (bytes === null) {
-      shared = null;
-      break;
-    }
-    shared += Math.ceil(bytes / 4) * 4;
-  }
-  return { workgroupSize, bindings, sharedMemoryBytes: shared };
 }
