@@ -157,10 +157,14 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
   /**
    * Writes bytes into memory, ordered after everything queued before it on
    * the calling stream and on any stream with queued work on that memory.
-   * Failures are queued on the memory's stream.
+   * Bad arguments throw before anything is written; failures found while
+   * writing (stale memory, non-contiguous strides) are queued on the memory's
+   * stream.
    *
    * @param writes Pairs of descriptor and bytes (exactly the descriptor's length).
    * @param stream The calling stream.
+   * @throws {TypeError} When `writes` is not an array of descriptor and bytes pairs.
+   * @throws {RangeError} For a malformed descriptor or binding, or bytes of the wrong length.
    */
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void;
   /**

@@ -4,21 +4,34 @@
  * @module
  */
 
+import { checkStreamId } from "../ids.ts";
+import { ManagedMemory } from "../memory/managed_memory.ts";
 import type { CopyDescriptor } from "./types.ts";
 
 /**
  * Checks a copy descriptor and returns its byte length (`product(shape) ×
- * elemSize`), which must fit in the binding's bytes in view.
+ * elemSize`), which must fit in the binding's bytes in view. Only the
+ * descriptor is looked at: whether its memory is live is known when it is
+ * resolved.
+ *
+ * @example Usage
+ * ```ts ignore
+ * const size = checkDescriptor(handle.copyDescriptor([2, 3], [3, 1], 4), "read[0]"); // 24
+ * ```
  *
  * @param d The descriptor.
  * @param where Call site, for messages.
  * @returns Bytes covered.
- * @throws {RangeError} For a malformed shape, strides or element size, or a range beyond the memory.
+ * @throws {TypeError} When `d` is not a descriptor or its binding holds no `ManagedMemory`.
+ * @throws {RangeError} For a malformed shape, strides or element size, a
+ * binding with an invalid stream id, size or offsets (the front offset must be
+ * a multiple of 4), or a range beyond the memory.
  */
 export function checkDescriptor(d: CopyDescriptor, where: string): number {
   if (d === null || typeof d !== "object" || !Array.isArray(d.shape) || !Array.isArray(d.strides)) {
     throw new TypeError(`${where}: expected a CopyDescriptor { binding, shape, strides, elemSize }`);
   }
+  checkBinding(d.binding, where);
   if (d.shape.length !== d.strides.length) {
     throw new RangeError(`${where}: shape [${d.shape}] and strides [${d.strides}] differ in rank`);
   }
@@ -46,6 +59,28 @@ export function checkDescriptor(d: CopyDescriptor, where: string): number {
     );
   }
   return bytes;
+}
+
+/** Throws when `b` is not a binding a copy can use: memory, a stream id, and non-negative integer offsets inside its size. */
+function checkBinding(b: CopyDescriptor["binding"], where: string): void {
+  if (b === null || typeof b !== "object" || !(b.memory instanceof ManagedMemory)) {
+    throw new TypeError(`${where}: the binding must be a BufferBinding whose memory is a ManagedMemory`);
+  }
+  checkStreamId(b.stream, where);
+  for (const key of ["size", "offsetStart", "offsetEnd"] as const) {
+    const v = b[key];
+    if (!Number.isSafeInteger(v) || v < 0) {
+      throw new RangeError(`${where}: ${key} of memory ${b.memory.id} must be a non-negative integer, got ${v}`);
+    }
+  }
+  if (b.offsetStart % 4 !== 0) {
+    throw new RangeError(`${where}: offsetStart ${b.offsetStart} of memory ${b.memory.id} must be a multiple of 4`);
+  }
+  if (b.offsetStart + b.offsetEnd > b.size) {
+    throw new RangeError(
+      `${where}: offsets ${b.offsetStart} + ${b.offsetEnd} B exceed the ${b.size} B of memory ${b.memory.id}`,
+    );
+  }
 }
 
 /** True when the strides are contiguous row-major for the shape. */

@@ -82,33 +82,39 @@ export class HostTransfers {
   }
 
   /**
-   * Writes bytes into memory (see `ComputeServer.write`). Non-contiguous
-   * strides, stale bindings and writes inside a capture window are queued on
-   * the stream as errors.
+   * Writes bytes into memory (see `ComputeServer.write`). Every argument is
+   * checked before anything is written, so a refused call writes nothing.
+   * Non-contiguous strides and stale bindings are queued on the memory's
+   * stream as errors, and the descriptors after them are dropped (as in
+   * CubeCL); writes inside a capture window are queued on the calling stream.
    *
    * @param writes Pairs of descriptor and bytes (exactly the descriptor's length).
    * @param stream The calling stream.
    * @throws {DeviceLostError} Once the device is gone.
-   * @throws {TypeError} When `writes` is not an array.
-   * @throws {RangeError} For a malformed descriptor or bytes of the wrong length.
+   * @throws {TypeError} When `writes` is not an array of pairs, or a binding holds no `ManagedMemory`.
+   * @throws {RangeError} For a malformed descriptor or binding (stream id,
+   * size, offsets), or bytes of the wrong length.
    */
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
     const server = this.#server;
     server.checkAlive();
     const s = server.stream(stream);
+    if (!Array.isArray(writes)) throw new TypeError("write: writes must be an array of [CopyDescriptor, Uint8Array]");
+    // Everything that can throw is checked before the first write: a refused call changes nothing.
+    writes.forEach((entry, i) => {
+      if (!Array.isArray(entry)) throw new TypeError(`write[${i}]: expected a [CopyDescriptor, Uint8Array] pair`);
+      const [d, bytes] = entry;
+      const size = checkDescriptor(d, `write[${i}]`);
+      if (!(bytes instanceof Uint8Array) || bytes.byteLength !== size) {
+        throw new RangeError(`write[${i}]: ${bytes?.byteLength} B given for a descriptor of ${size} B`);
+      }
+    });
     if (s.recorder !== null) {
       s.pushError(
         new GraphStateError("write", "a write inside a capture window is not recorded; the capture will fail"),
       );
       return;
     }
-    if (!Array.isArray(writes)) throw new TypeError("write: writes must be an array of [CopyDescriptor, Uint8Array]");
-    writes.forEach(([d, bytes], i) => {
-      const size = checkDescriptor(d, `write[${i}]`);
-      if (!(bytes instanceof Uint8Array) || bytes.byteLength !== size) {
-        throw new RangeError(`write[${i}]: ${bytes?.byteLength} B given for a descriptor of ${size} B`);
-      }
-    });
     for (const [d, bytes] of writes) {
       const owner = server.stream(d.binding.stream);
       if (!isContiguous(d.shape, d.strides)) {
