@@ -123,35 +123,41 @@ export class StreamReader {
     return this.#ctx.lost ?? new DeviceLostError(`${this.#stream.label}: ${what}`, { reason: "unknown", cause });
   }
 
+  /**
+   * Submits the batch's copies, maps its staging buffers with one wait, and
+   * settles each read. Every staging buffer goes back to the pool unmapped
+   * once its read is settled; on every failure path (a device loss, a destroy
+   * while waiting, a mapping or read-back that throws) the buffers the batch
+   * still holds are destroyed instead, and every read still waiting rejects.
+   */
   async #run(batch: ReadRequest[]): Promise<void> {
     const stream = this.#stream;
     const ctx = this.#ctx;
-    await stream.awaitHeld();
-    if (stream.hasWork) stream.submit(); // this batch's copies may not have been submitted yet
-    const target = ctx.submitIndex;
+    // The staging buffers this batch still holds (each leaves when it is back in the pool).
     const mapped = batch.filter((r) => r.staging !== null);
+    const held = new Set(mapped.map((r) => r.staging!));
+    let what = "read failed";
     try {
+      await stream.awaitHeld();
+      if (stream.hasWork) stream.submit(); // this batch's copies may not have been submitted yet
+      const target = ctx.submitIndex;
       if (ctx.lost) throw ctx.lost;
+      what = "mapping read staging buffers failed";
       await Promise.all(mapped.map((r) => r.staging!.buffer.mapAsync(GPUMapMode.READ, 0, r.bytes)));
-    } catch (cause) {
-      const error = this.#lost("mapping read staging buffers failed", cause);
-      for (const r of batch) r.reject(error);
-      for (const r of mapped) r.staging!.buffer.destroy();
-      return;
-    }
-    ctx.completed(target);
-    await stream.settle();
-    const errors = stream.drainErrors();
-    const failure = errors.length > 0 ? new ServerUnhealthyError(stream.slot, errors) : null;
-    for (let i = 0; i < batch.length; i++) {
-      const r = batch[i]!;
-      const staging = r.staging;
-      if (staging === null) {
-        if (failure) r.reject(failure);
-        else r.resolve(r.parts.map(() => new Uint8Array(0)));
-        continue;
-      }
-      try {
+      ctx.completed(target);
+      await stream.settle();
+      // Lost or destroyed while waiting: the stream's pool may be gone with it, and the reads are rejected anyway.
+      if (ctx.lost) throw ctx.lost;
+      what = "reading back a staging buffer failed";
+      const errors = stream.drainErrors();
+      const failure = errors.length > 0 ? new ServerUnhealthyError(stream.slot, errors) : null;
+      for (const r of batch) {
+        const staging = r.staging;
+        if (staging === null) {
+          if (failure) r.reject(failure);
+          else r.resolve(r.parts.map(() => new Uint8Array(0)));
+          continue;
+        }
         let out: Uint8Array[] | null = null;
         if (failure === null) {
           out = r.parts.map((p) => {
@@ -161,16 +167,18 @@ export class StreamReader {
           });
         }
         staging.buffer.unmap();
+        held.delete(staging);
         stream.staging.release(staging);
         if (out === null) r.reject(failure);
         else r.resolve(out);
-      } catch (cause) {
-        // The device went away between the map and now (for example a destroy):
-        // every read still waiting gets the loss, nothing escapes unhandled.
-        const error = this.#lost("reading back a staging buffer failed", cause);
-        for (const rest of batch.slice(i)) rest.reject(error);
-        return;
       }
+    } catch (cause) {
+      // The device went away, or the client was destroyed, part way: every read still
+      // waiting gets the loss (settled reads ignore it), and nothing escapes unhandled.
+      const error = this.#lost(what, cause);
+      for (const r of batch) r.reject(error);
+      // After a loss `unmap()` throws; `destroy()` unmaps and frees in every state.
+      for (const staging of held) staging.buffer.destroy();
     }
   }
 }
