@@ -8,6 +8,7 @@
 
 import type { GraphId, StreamId } from "../ids.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
+import { TraceWriteError } from "../errors.ts";
 import { discardProfile } from "../profile/profiles.ts";
 import { summarizeDispatches, writeChromeTrace } from "../profile/trace.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
@@ -16,6 +17,8 @@ import type { ProfileOptions, ProfileResult } from "./client_types.ts";
  * Runs `fn` inside a profile on `stream`, as an exclusive section. An
  * exception in `fn` discards the profile without draining the stream (its
  * queued errors stay for the next draining call) and is re-raised as is.
+ * The trace is written last; when that fails, the measurements are carried
+ * by the `TraceWriteError` (see `ComputeClient.profile`).
  *
  * @param server The server.
  * @param stream The stream.
@@ -23,6 +26,8 @@ import type { ProfileOptions, ProfileResult } from "./client_types.ts";
  * @param options `trace` writes a Chrome trace of the dispatches.
  * @returns The result and the measurements.
  * @throws {ProfileError} When errors were drained while the profile was open.
+ * @throws {TraceWriteError} When the trace could not be written, after `fn`
+ * ran; its `profile` holds the result and the measurements.
  */
 export function profileSection<T>(
   server: WebGpuServer,
@@ -46,8 +51,7 @@ export function profileSection<T>(
     }
     const duration = await server.endProfile(stream, token);
     const [ticks, dispatches] = await Promise.all([duration.ticks, duration.dispatches]);
-    if (options.trace !== undefined) await writeChromeTrace(options.trace, dispatches);
-    return {
+    const measured: ProfileResult<T> = {
       result,
       duration,
       ticks,
@@ -55,6 +59,15 @@ export function profileSection<T>(
       dispatches,
       kernels: summarizeDispatches(dispatches),
     };
+    if (options.trace !== undefined) {
+      try {
+        await writeChromeTrace(options.trace, dispatches);
+      } catch (cause) {
+        // `fn` ran and was measured: the measurements travel with the error rather than being lost.
+        throw new TraceWriteError(options.trace, measured, cause);
+      }
+    }
+    return measured;
   });
 }
 

@@ -504,10 +504,15 @@ export class ComputeClient {
    * times; profiles nest and span any number of submits. Runs as an exclusive
    * section. An exception in `fn` is re-raised as is.
    *
+   * The trace is written last: when it cannot be, the call rejects with a
+   * `TraceWriteError` whose `profile` is the whole result.
+   *
    * @param fn The work to measure.
    * @param options `trace` writes a Chrome trace (Perfetto) of the dispatches.
    * @returns The result and the measurements.
    * @throws {ProfileError} When errors were drained while the profile was open.
+   * @throws {TraceWriteError} When the trace could not be written, after `fn` ran.
+   * @throws {TypeError} When `trace` is neither a path nor a URL (before `fn` runs).
    */
   profile<T>(fn: () => T | Promise<T>, options: ProfileOptions = {}): Promise<ProfileResult<T>> {
     return profileSection(this.server, this.stream, fn, options);

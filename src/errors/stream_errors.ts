@@ -46,11 +46,12 @@ export class ServerUnhealthyError extends ServerError {
 }
 
 /** What went wrong in a {@linkcode ProfileError}. */
-export type ProfileErrorKind = "unknown" | "not-registered" | "launch" | "server";
+export type ProfileErrorKind = "unknown" | "not-registered" | "launch" | "server" | "trace";
 
 /**
  * A profiling failure (CubeCL's `ProfileError`): an unknown or already ended
- * token (`not-registered`), or an error drained while the profile was open.
+ * token (`not-registered`), an error drained while the profile was open, or
+ * a trace file that could not be written (`trace`, a {@linkcode TraceWriteError}).
  *
  * @example Usage
  * ```ts
@@ -73,6 +74,67 @@ export class ProfileError extends ServerError {
   constructor(kind: ProfileErrorKind, message: string, options?: ErrorOptions) {
     super(message, options);
     this.kind = kind;
+  }
+}
+
+/**
+ * `profile(fn, { trace })` measured `fn` but could not write the Chrome trace
+ * (kind `trace`): a missing directory, no write permission, a full disk. It
+ * is how that `profile()` call rejects, after `fn` ran and its work was
+ * measured, so nothing is lost: `profile` holds what `profile()` would have
+ * resolved with (a `ProfileResult`, `fn`'s return value as its `result`),
+ * `path` names the file, and `cause` is the file system's error. Write the
+ * trace elsewhere from `profile.dispatches` (`chromeTrace`) instead of
+ * running `fn` again.
+ *
+ * Why a rejection that carries the result: resolving would let a trace that
+ * was asked for go missing unnoticed, and a bare rejection would lose work
+ * already done. The path is not tried before `fn` runs: that would not make
+ * the later write certain, and would clobber an existing file when `fn` fails.
+ *
+ * @example Usage
+ * ```ts
+ * import { ProfileError, TraceWriteError } from "@denogpu/runtime";
+ * const e = new TraceWriteError("/no/dir/t.json", { result: 1 }, new Error("No such file or directory"));
+ * console.log(e instanceof ProfileError, e.kind, e.path); // true "trace" "/no/dir/t.json"
+ * ```
+ *
+ * @example Keep the measurements when the trace cannot be written
+ * ```ts ignore
+ * try {
+ *   await client.profile(() => step(), { trace: "out/step.trace.json" });
+ * } catch (e) {
+ *   if (!(e instanceof TraceWriteError)) throw e;
+ *   const p = e.profile as ProfileResult<void>;
+ *   console.log(`no trace at ${e.path} (${e.cause}); ${p.nanos} ns`, p.kernels);
+ * }
+ * ```
+ *
+ * @typeParam P What was measured: `ProfileResult<T>` when `profile()` raises it.
+ */
+export class TraceWriteError<P = unknown> extends ProfileError {
+  /** The trace file, as given (a URL as its `href`). */
+  readonly path: string;
+  /** The measurements and `fn`'s result, as `profile()` would have resolved with them. */
+  readonly profile: P;
+
+  /**
+   * Builds the error.
+   *
+   * @param path The trace file that could not be written.
+   * @param profile What was measured.
+   * @param cause The file system's error.
+   */
+  constructor(path: string | URL, profile: P, cause: unknown) {
+    const where = path instanceof URL ? path.href : String(path);
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(
+      "trace",
+      `profile: the Chrome trace could not be written to ${where} (${why}); the work ran and its measurements are in .profile`,
+      { cause },
+    );
+    this.path = where;
+    this.profile = profile;
   }
 }
 
