@@ -26,6 +26,7 @@ export class ManagedMemory {
   refs: number;
   /** Holders that count for `canMut`: the pool's slice and user handles. */
   handles: number;
+  #server: object | null = null;
 
   /**
    * Creates the instance.
@@ -36,6 +37,24 @@ export class ManagedMemory {
   constructor(refs = 1, handles = 1) {
     this.refs = refs;
     this.handles = handles;
+  }
+
+  /**
+   * The server whose `initializeMemory` bound this descriptor, or `null`
+   * before that. A server refuses to read, write or hand out memory of
+   * another server.
+   */
+  get server(): object | null {
+    return this.#server;
+  }
+
+  /**
+   * Records the server that bound this descriptor (`initializeMemory`).
+   *
+   * @param server The server.
+   */
+  boundBy(server: object): void {
+    this.#server = server;
   }
 
   /** True when the pool's slice plus exactly one user handle refer to it. */

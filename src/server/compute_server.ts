@@ -150,8 +150,9 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
    * @param descriptors What to read; contiguous strides only.
    * @param stream The calling stream.
    * @returns Exactly `product(shape) × elemSize` bytes per descriptor.
-   * Rejects with `IoError` (`unsupported-strides`, `not-found`) at once, and
-   * with `ServerUnhealthyError` when the stream's error queue held errors.
+   * Rejects with `IoError` (`unsupported-strides`, `not-found`) and with
+   * `TypeError` for memory of another server at once, and with
+   * `ServerUnhealthyError` when the stream's error queue held errors.
    */
   read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array[]>;
   /**
@@ -163,7 +164,8 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
    *
    * @param writes Pairs of descriptor and bytes (exactly the descriptor's length).
    * @param stream The calling stream.
-   * @throws {TypeError} When `writes` is not an array of descriptor and bytes pairs.
+   * @throws {TypeError} When `writes` is not an array of descriptor and bytes
+   * pairs, or names memory of another server.
    * @throws {RangeError} For a malformed descriptor or binding, or bytes of the wrong length.
    */
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void;
@@ -183,6 +185,7 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
    * @param stream The calling stream.
    * @returns The range; call `release()` when done.
    * @throws {IoError} `not-found` for a stale binding.
+   * @throws {TypeError} For memory of another server.
    */
   getResource(binding: BufferBinding, stream: StreamId): ManagedResource;
   /**

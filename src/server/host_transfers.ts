@@ -10,7 +10,7 @@
 import { GraphStateError, IoError, type ServerError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import type { HostStagingPool } from "../memory/host_staging.ts";
-import type { Slice } from "../memory/managed_memory.ts";
+import { ManagedMemory, type Slice } from "../memory/managed_memory.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
 import type { OwnerResolver } from "../stream/stream.ts";
 import { checkDescriptor, isContiguous } from "./descriptors.ts";
@@ -55,7 +55,8 @@ export class HostTransfers {
    * @param stream The calling stream.
    * @returns The bytes of each descriptor. Rejects, never throws: with
    * `IoError` (`unsupported-strides`, `not-found`), `RangeError` or
-   * `TypeError` for bad arguments, `GraphStateError` while recording,
+   * `TypeError` for bad arguments (memory of another server among them),
+   * `GraphStateError` while recording,
    * `DeviceLostError` once the device is gone, and `ServerUnhealthyError` when
    * the stream's error queue held errors.
    */
@@ -67,6 +68,7 @@ export class HostTransfers {
       if (!Array.isArray(descriptors)) throw new TypeError("read: descriptors must be an array of CopyDescriptor");
       const items = descriptors.map((d, i) => {
         const size = checkDescriptor(d, `read[${i}]`);
+        this.#checkOwned(d.binding, `read[${i}]`);
         if (!isContiguous(d.shape, d.strides)) {
           throw new IoError(
             "unsupported-strides",
@@ -91,7 +93,8 @@ export class HostTransfers {
    * @param writes Pairs of descriptor and bytes (exactly the descriptor's length).
    * @param stream The calling stream.
    * @throws {DeviceLostError} Once the device is gone.
-   * @throws {TypeError} When `writes` is not an array of pairs, or a binding holds no `ManagedMemory`.
+   * @throws {TypeError} When `writes` is not an array of pairs, or a binding
+   * holds no `ManagedMemory` or memory of another server.
    * @throws {RangeError} For a malformed descriptor or binding (stream id,
    * size, offsets), or bytes of the wrong length.
    */
@@ -105,6 +108,7 @@ export class HostTransfers {
       if (!Array.isArray(entry)) throw new TypeError(`write[${i}]: expected a [CopyDescriptor, Uint8Array] pair`);
       const [d, bytes] = entry;
       const size = checkDescriptor(d, `write[${i}]`);
+      this.#checkOwned(d.binding, `write[${i}]`);
       if (!(bytes instanceof Uint8Array) || bytes.byteLength !== size) {
         throw new RangeError(`write[${i}]: ${bytes?.byteLength} B given for a descriptor of ${size} B`);
       }
@@ -164,11 +168,16 @@ export class HostTransfers {
    * @param stream The calling stream.
    * @returns The range; call `release()` when done.
    * @throws {DeviceLostError} Once the device is gone.
+   * @throws {TypeError} When `binding` holds no `ManagedMemory`, or memory of another server.
    * @throws {IoError} `not-found` for a stale binding.
    */
   getResource(binding: BufferBinding, stream: StreamId): ManagedResource {
     const server = this.#server;
     server.checkAlive();
+    if (!(binding?.memory instanceof ManagedMemory)) {
+      throw new TypeError("getResource: expected a BufferBinding whose memory is a ManagedMemory");
+    }
+    this.#checkOwned(binding, "getResource");
     server.stream(stream).submit();
     const slice = this.#resolve(binding);
     server.stream(stream).settlePage(slice.page);
@@ -185,5 +194,19 @@ export class HostTransfers {
         memory.unpin();
       },
     };
+  }
+
+  /**
+   * Throws when `binding`'s memory was bound by another server: its buffer
+   * lives on another device (or in another server's pools), and WebGPU would
+   * refuse the copy only later, failing the work submitted with it.
+   */
+  #checkOwned(binding: BufferBinding, where: string): void {
+    const owner = binding.memory.server;
+    if (owner !== null && owner !== this.#server) {
+      throw new TypeError(
+        `${where}: memory ${binding.memory.id} belongs to another server; use it through the client or server that created it`,
+      );
+    }
   }
 }

@@ -76,6 +76,7 @@ export class ServerMemory {
     const mm = this.#server.stream(stream).memory;
     const reserved = mm.reserve(size, dryRun);
     mm.bind(reserved, memory);
+    memory.boundBy(this.#server); // reads and writes through another server refuse it
     if (this.#logger.memoryFull) {
       this.#logger.log("memory", `stream ${stream}: reserved ${size} B for memory ${memory.id}`);
     }
