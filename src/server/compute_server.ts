@@ -166,7 +166,8 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
    * @param stream The calling stream.
    * @throws {TypeError} When `writes` is not an array of descriptor and bytes
    * pairs, or names memory of another server.
-   * @throws {RangeError} For a malformed descriptor or binding, or bytes of the wrong length.
+   * @throws {RangeError} For a malformed descriptor or binding (one claiming
+   * more bytes than its memory holds among them), or bytes of the wrong length.
    */
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void;
   /**
@@ -186,6 +187,7 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
    * @returns The range; call `release()` when done.
    * @throws {IoError} `not-found` for a stale binding.
    * @throws {TypeError} For memory of another server.
+   * @throws {RangeError} For a binding claiming more bytes than its memory holds.
    */
   getResource(binding: BufferBinding, stream: StreamId): ManagedResource;
   /**

@@ -68,7 +68,7 @@ export class HostTransfers {
       if (!Array.isArray(descriptors)) throw new TypeError("read: descriptors must be an array of CopyDescriptor");
       const items = descriptors.map((d, i) => {
         const size = checkDescriptor(d, `read[${i}]`);
-        this.#checkOwned(d.binding, `read[${i}]`);
+        this.#checkMemory(d.binding, `read[${i}]`);
         if (!isContiguous(d.shape, d.strides)) {
           throw new IoError(
             "unsupported-strides",
@@ -96,7 +96,7 @@ export class HostTransfers {
    * @throws {TypeError} When `writes` is not an array of pairs, or a binding
    * holds no `ManagedMemory` or memory of another server.
    * @throws {RangeError} For a malformed descriptor or binding (stream id,
-   * size, offsets), or bytes of the wrong length.
+   * size, offsets, a size beyond its memory), or bytes of the wrong length.
    */
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
     const server = this.#server;
@@ -108,7 +108,7 @@ export class HostTransfers {
       if (!Array.isArray(entry)) throw new TypeError(`write[${i}]: expected a [CopyDescriptor, Uint8Array] pair`);
       const [d, bytes] = entry;
       const size = checkDescriptor(d, `write[${i}]`);
-      this.#checkOwned(d.binding, `write[${i}]`);
+      this.#checkMemory(d.binding, `write[${i}]`);
       if (!(bytes instanceof Uint8Array) || bytes.byteLength !== size) {
         throw new RangeError(`write[${i}]: ${bytes?.byteLength} B given for a descriptor of ${size} B`);
       }
@@ -169,6 +169,7 @@ export class HostTransfers {
    * @returns The range; call `release()` when done.
    * @throws {DeviceLostError} Once the device is gone.
    * @throws {TypeError} When `binding` holds no `ManagedMemory`, or memory of another server.
+   * @throws {RangeError} When `binding` claims more bytes than its memory holds.
    * @throws {IoError} `not-found` for a stale binding.
    */
   getResource(binding: BufferBinding, stream: StreamId): ManagedResource {
@@ -177,7 +178,7 @@ export class HostTransfers {
     if (!(binding?.memory instanceof ManagedMemory)) {
       throw new TypeError("getResource: expected a BufferBinding whose memory is a ManagedMemory");
     }
-    this.#checkOwned(binding, "getResource");
+    this.#checkMemory(binding, "getResource");
     server.stream(stream).submit();
     const slice = this.#resolve(binding);
     server.stream(stream).settlePage(slice.page);
@@ -197,15 +198,25 @@ export class HostTransfers {
   }
 
   /**
-   * Throws when `binding`'s memory was bound by another server: its buffer
-   * lives on another device (or in another server's pools), and WebGPU would
-   * refuse the copy only later, failing the work submitted with it.
+   * Throws when `binding`'s memory was bound by another server (its buffer
+   * lives on another device, or in another server's pools, and WebGPU would
+   * refuse the copy only later, failing the work submitted with it), or when
+   * the binding claims more bytes than its memory holds (the copy would reach
+   * the reservations after it in the page). Stale memory is left to the
+   * resolution, which reports it as `not-found`.
    */
-  #checkOwned(binding: BufferBinding, where: string): void {
-    const owner = binding.memory.server;
+  #checkMemory(binding: BufferBinding, where: string): void {
+    const memory = binding.memory;
+    const owner = memory.server;
     if (owner !== null && owner !== this.#server) {
       throw new TypeError(
-        `${where}: memory ${binding.memory.id} belongs to another server; use it through the client or server that created it`,
+        `${where}: memory ${memory.id} belongs to another server; use it through the client or server that created it`,
+      );
+    }
+    const slice = memory.slice;
+    if (slice !== null && slice.owner === memory && binding.size > slice.size) {
+      throw new RangeError(
+        `${where}: the binding claims ${binding.size} B but memory ${memory.id} holds ${slice.size} B`,
       );
     }
   }
