@@ -12,6 +12,7 @@
 
 import { alignUp } from "../_util/align.ts";
 import type { GraphId } from "../ids.ts";
+import type { ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page } from "../memory/managed_memory.ts";
 import type { IndirectSource } from "../stream/indirect_counts.ts";
@@ -46,6 +47,12 @@ export class GraphRecorder {
   readonly dispatches: RecordedDispatch[] = [];
   /** Cross-stream bindings pinned for the graph's lifetime. */
   readonly pins: ManagedMemory[] = [];
+  /**
+   * Work refused while recording (a write, a replay): each error is also
+   * queued on the stream, and `endCapture` fails with it even when a drain
+   * inside the window has already reported it.
+   */
+  readonly refused: ServerError[] = [];
 }
 
 /** One dispatch of a graph, ready to encode. */

@@ -93,6 +93,7 @@ export class GraphRegistry {
     const retained = s.memory.captureEnd();
     await s.settle();
     const errors = s.drainErrors();
+    for (const e of recorder.refused) if (!errors.includes(e)) errors.push(e);
     if (errors.length > 0) {
       for (const m of retained) m.drop();
       for (const m of recorder.pins) m.unpin();
@@ -131,9 +132,10 @@ export class GraphRegistry {
     }
     const target = streamOf(graph.slot);
     if (target.recorder !== null || s.recorder !== null) {
-      (target.recorder !== null ? target : s).pushError(
-        new GraphStateError("replay", `cannot replay graph ${id} while the stream records a graph`),
-      );
+      const recording = target.recorder !== null ? target : s;
+      const error = new GraphStateError("replay", `cannot replay graph ${id} while the stream records a graph`);
+      recording.recorder!.refused.push(error);
+      recording.pushError(error);
       return;
     }
     target.dispatch.replay(graph);

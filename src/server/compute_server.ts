@@ -277,7 +277,9 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
    * Stops recording and stores the graph.
    *
    * @param stream The stream.
-   * @returns The graph's id.
+   * @returns The graph's id. Rejects with `ServerUnhealthyError`, storing no
+   * graph, when errors were queued, or when a write or replay was refused
+   * inside the window (even if a flush there already reported it).
    */
   endCapture(stream: StreamId): Promise<GraphId>;
   /**

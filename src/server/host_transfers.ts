@@ -114,9 +114,12 @@ export class HostTransfers {
       }
     });
     if (s.recorder !== null) {
-      s.pushError(
-        new GraphStateError("write", "a write inside a capture window is not recorded; the capture will fail"),
+      const error = new GraphStateError(
+        "write",
+        "a write inside a capture window is not recorded; the capture will fail",
       );
+      s.recorder.refused.push(error);
+      s.pushError(error);
       return;
     }
     for (const [d, bytes] of writes) {
