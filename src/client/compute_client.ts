@@ -521,12 +521,13 @@ export class ComputeClient {
   /**
    * Arms graph capture on this stream: what runs next is the warm-up (it
    * executes, and may read), and its allocations go to the persistent pool.
+   * Throws `GraphStateError` inside a dry run (nothing could be recorded).
    */
   graphPrepare(): void {
     this.server.graphPrepare(this.stream);
   }
 
-  /** Starts recording: launches from now on are recorded, not executed. */
+  /** Starts recording: launches from now on are recorded, not executed; refused inside a dry run. */
   beginCapture(): Promise<void> {
     return this.server.beginCapture(this.stream);
   }
@@ -544,7 +545,8 @@ export class ComputeClient {
    * Captures `fn` as a graph: runs it once as a warm-up (executed), then
    * again while recording (not executed), and returns the graph. `fn` must
    * launch the same work both times; reads, syncs and profiles are refused
-   * while recording, and a write makes the capture fail.
+   * while recording, and a write makes the capture fail. Inside a dry run it
+   * is refused (`GraphStateError`); a dry run opened while recording fails it.
    *
    * @param fn The work to capture.
    * @returns The graph; `replay()` it and `destroy()` it when done.

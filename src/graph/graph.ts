@@ -53,6 +53,8 @@ export class GraphRecorder {
    * inside the window has already reported it.
    */
   readonly refused: ServerError[] = [];
+  /** Launches a dry run skipped while recording (they are missing, so `endCapture` fails). */
+  dryRunSkips = 0;
 }
 
 /** One dispatch of a graph, ready to encode. */

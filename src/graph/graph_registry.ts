@@ -11,6 +11,19 @@ import { allocateGraphId, type GraphId } from "../ids.ts";
 import type { Stream } from "../stream/stream.ts";
 import { buildGraph, type CapturedGraph, GraphRecorder } from "./graph.ts";
 
+/**
+ * Refuses to start a capture inside a dry run: its launches only compile, so
+ * the graph would record nothing.
+ */
+function refuseInDryRun(what: string, dryRun: boolean): void {
+  if (dryRun) {
+    throw new GraphStateError(
+      what,
+      "a dry run is open: its launches only compile, so a capture would record nothing; capture after the dry run ends",
+    );
+  }
+}
+
 /** Captured graphs of one server. */
 export class GraphRegistry {
   #graphs = new Map<GraphId, CapturedGraph>();
@@ -37,9 +50,12 @@ export class GraphRegistry {
    * Arms capture: allocations go to the persistent pool and are primed.
    *
    * @param s The stream.
-   * @throws {GraphStateError} When already prepared or recording.
+   * @param dryRun True while a dry run is open.
+   * @throws {GraphStateError} When already prepared or recording, or inside a
+   * dry run; the stream is left as it was.
    */
-  prepare(s: Stream): void {
+  prepare(s: Stream, dryRun: boolean): void {
+    refuseInDryRun("graphPrepare", dryRun);
     s.submit();
     s.capture.prepare();
     s.memory.captureBegin();
@@ -64,8 +80,12 @@ export class GraphRegistry {
    * the stream can be prepared again.
    *
    * @param s The stream.
+   * @param dryRun True while a dry run is open.
+   * @throws {GraphStateError} When the stream is not prepared, or inside a dry
+   * run (the stream stays prepared).
    */
-  async begin(s: Stream): Promise<void> {
+  async begin(s: Stream, dryRun: boolean): Promise<void> {
+    refuseInDryRun("beginCapture", dryRun);
     s.capture.checkBegin();
     try {
       await s.flush();
@@ -80,8 +100,8 @@ export class GraphRegistry {
 
   /**
    * Stops recording and stores the graph. Nothing is submitted. A rejected
-   * write or a failed binding inside the window makes it fail (the recording
-   * is dropped, the stream stays usable).
+   * write, a failed binding or a launch skipped by a dry run inside the window
+   * makes it fail (the recording is dropped, the stream stays usable).
    *
    * @param s The stream.
    * @returns The graph's id.
@@ -91,6 +111,14 @@ export class GraphRegistry {
     const recorder = s.recorder!;
     s.recorder = null;
     const retained = s.memory.captureEnd();
+    if (recorder.dryRunSkips > 0) {
+      s.pushError(
+        new GraphStateError(
+          "launch",
+          `${recorder.dryRunSkips} launch(es) inside a dry run were compiled but not recorded, so the graph would miss them; capture outside client.dryRun`,
+        ),
+      );
+    }
     await s.settle();
     const errors = s.drainErrors();
     for (const e of recorder.refused) if (!errors.includes(e)) errors.push(e);

@@ -262,19 +262,25 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
   staging(sizes: readonly number[], stream: StreamId): Uint8Array[];
   /**
    * Arms graph capture: allocations go to the persistent pool and the warm-up
-   * that follows runs normally.
+   * that follows runs normally. Refused with `GraphStateError` when the stream
+   * is already prepared or recording, or while a dry run is open (its launches
+   * only compile, so nothing would be recorded).
    *
    * @param stream The stream.
    */
   graphPrepare(stream: StreamId): void;
   /**
-   * Starts recording: launches are recorded, not executed.
+   * Starts recording: launches are recorded, not executed. Rejects with
+   * `GraphStateError` when the stream is not prepared, or while a dry run is
+   * open (the stream stays prepared).
    *
    * @param stream The stream.
    */
   beginCapture(stream: StreamId): Promise<void>;
   /**
-   * Stops recording and stores the graph.
+   * Stops recording and stores the graph. Fails, storing nothing, with the
+   * errors queued inside the window (a refused write, a stale binding, a
+   * launch a dry run skipped).
    *
    * @param stream The stream.
    * @returns The graph's id. Rejects with `ServerUnhealthyError`, storing no

@@ -122,13 +122,14 @@ export class DrainingCalls {
    * Starts recording a graph on a stream (see `ComputeServer.beginCapture`).
    *
    * @param stream The stream, prepared with `graphPrepare`.
+   * @param dryRun True while a dry run is open (the capture is refused).
    * @returns Rejects with `DeviceLostError` once the device is gone, with
-   * `GraphStateError` when the stream is not prepared or already recording, and with
-   * `ServerUnhealthyError` when errors were queued.
+   * `GraphStateError` when the stream is not prepared or already recording or
+   * a dry run is open, and with `ServerUnhealthyError` when errors were queued.
    */
-  async beginCapture(stream: StreamId): Promise<void> {
+  async beginCapture(stream: StreamId, dryRun = false): Promise<void> {
     this.#server.checkAlive();
-    await this.#ctx.guard(this.#graphs.begin(this.#server.stream(stream)));
+    await this.#ctx.guard(this.#graphs.begin(this.#server.stream(stream), dryRun));
   }
 
   /**

@@ -277,6 +277,8 @@ export class WebGpuServer implements ComputeServer {
     if (this.#logLaunch) logLaunch(ctx.logger, s.label, kernel.name, x, y, z, mode === "skip" || this.#dryRun > 0);
     if (mode === "skip" || this.#dryRun > 0) {
       if (entry.state !== "valid") s.watchPipeline(entry);
+      // A launch the dry run skips while recording would be missing from the graph: endCapture fails.
+      if (this.#dryRun > 0 && s.recorder !== null) s.recorder.dryRunSkips++;
       return;
     }
     s.dispatch.launch(entry, buffers, info, x, y, z, indirect);
@@ -316,7 +318,7 @@ export class WebGpuServer implements ComputeServer {
 
   graphPrepare(stream: StreamId): void {
     this.checkAlive();
-    this.#graphs.prepare(this.stream(stream));
+    this.#graphs.prepare(this.stream(stream), this.#dryRun > 0);
   }
 
   /**
@@ -330,7 +332,7 @@ export class WebGpuServer implements ComputeServer {
   }
 
   beginCapture(stream: StreamId): Promise<void> {
-    return this.#drains.beginCapture(stream);
+    return this.#drains.beginCapture(stream, this.#dryRun > 0);
   }
 
   endCapture(stream: StreamId): Promise<GraphId> {
