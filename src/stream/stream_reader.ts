@@ -5,8 +5,10 @@
  * exactly the work queued before it and none queued after. The submit and the
  * `mapAsync` calls are deferred to a microtask, so every read requested in the
  * same tick shares one submit and one completion wait (Deno's waits cost at
- * least 10 ms each). Bytes come from `getMappedRange(...).transfer()`: the one
- * copy Deno makes, and no second one.
+ * least 10 ms each). A read's ranges share one staging buffer as long as their
+ * sum fits in `maxBufferSize`, and take more buffers beyond it. Bytes come
+ * from `getMappedRange(...).transfer()`: the one copy Deno makes, and no
+ * second one.
  *
  * @module
  */
@@ -19,11 +21,12 @@ import type { StagingBuffer } from "./staging_pool.ts";
 import type { Stream } from "./stream.ts";
 
 interface ReadRequest {
-  staging: StagingBuffer | null;
+  /** Its staging buffers (each at most `maxBufferSize`), with the bytes used in each; empty when nothing is copied. */
+  staging: { lent: StagingBuffer; bytes: number }[];
   /** Memory kept alive until the read completes (its copies may run after a release). */
   pinned: ManagedMemory[];
-  bytes: number;
-  parts: { at: number; size: number }[];
+  /** Where each item lands: its staging buffer, byte offset there, and size. */
+  parts: { buf: number; at: number; size: number }[];
   resolve: (value: Uint8Array[]) => void;
   reject: (reason: unknown) => void;
 }
@@ -53,17 +56,24 @@ export class StreamReader {
    * @returns The bytes of each item, exactly `size` long.
    */
   read(items: readonly { slice: Slice; offset: number; size: number }[]): Promise<Uint8Array[]> {
-    const parts: { at: number; size: number }[] = [];
-    let total = 0;
+    // Items share a staging buffer while their sum fits in maxBufferSize (each item fits on its own).
+    const limit = this.#ctx.settings.maxBufferSize;
+    const parts: { buf: number; at: number; size: number }[] = [];
+    const sizes: number[] = [];
     for (const it of items) {
-      parts.push({ at: total, size: it.size });
-      total += alignUp(it.size, 8);
+      const bytes = alignUp(it.size, 8);
+      if (it.size > 0) {
+        if (sizes.length === 0 || sizes[sizes.length - 1]! + bytes > limit) sizes.push(0);
+        parts.push({ buf: sizes.length - 1, at: sizes[sizes.length - 1]!, size: it.size });
+        sizes[sizes.length - 1]! += bytes;
+      } else {
+        parts.push({ buf: -1, at: 0, size: 0 });
+      }
     }
     const { promise, resolve, reject } = Promise.withResolvers<Uint8Array[]>();
     const request: ReadRequest = {
-      staging: null,
+      staging: [],
       pinned: [],
-      bytes: total,
       parts,
       resolve: () => {},
       reject: () => {},
@@ -80,23 +90,23 @@ export class StreamReader {
       unpin();
       reject(e);
     };
-    if (total > 0) {
+    if (sizes.length > 0) {
       for (const it of items) {
         if (it.size === 0) continue;
         this.#stream.usePage(it.slice.page);
         it.slice.owner.pin();
         request.pinned.push(it.slice.owner);
       }
-      const staging = this.#stream.staging.acquire(total);
-      request.staging = staging;
+      for (const bytes of sizes) request.staging.push({ lent: this.#stream.staging.acquire(bytes), bytes });
       items.forEach((it, i) => {
         if (it.size === 0) return;
+        const part = parts[i]!;
         this.#stream.copy(
           it.slice.page,
           it.slice.page.storage.resource!,
           it.slice.offset + it.offset,
-          staging.buffer,
-          parts[i]!.at,
+          request.staging[part.buf]!.lent.buffer,
+          part.at,
           alignUp(it.size, 4),
         );
       });
@@ -134,8 +144,8 @@ export class StreamReader {
     const stream = this.#stream;
     const ctx = this.#ctx;
     // The staging buffers this batch still holds (each leaves when it is back in the pool).
-    const mapped = batch.filter((r) => r.staging !== null);
-    const held = new Set(mapped.map((r) => r.staging!));
+    const mapped = batch.flatMap((r) => r.staging);
+    const held = new Set(mapped.map((s) => s.lent));
     let what = "read failed";
     try {
       await stream.awaitHeld();
@@ -143,7 +153,7 @@ export class StreamReader {
       const target = ctx.submitIndex;
       if (ctx.lost) throw ctx.lost;
       what = "mapping read staging buffers failed";
-      await Promise.all(mapped.map((r) => r.staging!.buffer.mapAsync(GPUMapMode.READ, 0, r.bytes)));
+      await Promise.all(mapped.map((s) => s.lent.buffer.mapAsync(GPUMapMode.READ, 0, s.bytes)));
       ctx.completed(target);
       await stream.settle();
       // Lost or destroyed while waiting: the stream's pool may be gone with it, and the reads are rejected anyway.
@@ -153,22 +163,19 @@ export class StreamReader {
       const failure = errors.length > 0 ? new ServerUnhealthyError(stream.slot, errors) : null;
       for (const r of batch) {
         const staging = r.staging;
-        if (staging === null) {
-          if (failure) r.reject(failure);
-          else r.resolve(r.parts.map(() => new Uint8Array(0)));
-          continue;
-        }
         let out: Uint8Array[] | null = null;
         if (failure === null) {
           out = r.parts.map((p) => {
             if (p.size === 0) return new Uint8Array(0);
-            const range = staging.buffer.getMappedRange(p.at, alignUp(p.size, 4)).transfer();
+            const range = staging[p.buf]!.lent.buffer.getMappedRange(p.at, alignUp(p.size, 4)).transfer();
             return new Uint8Array(range, 0, p.size);
           });
         }
-        staging.buffer.unmap();
-        held.delete(staging);
-        stream.staging.release(staging);
+        for (const s of staging) {
+          s.lent.buffer.unmap();
+          held.delete(s.lent);
+          stream.staging.release(s.lent);
+        }
         if (out === null) r.reject(failure);
         else r.resolve(out);
       }
