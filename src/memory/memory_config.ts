@@ -101,7 +101,12 @@ export function exclusivePagesPreset(props: MemoryProperties): PoolConfig[] {
   const hi = Math.log(props.maxPageSize);
   const sizes = new Set<number>();
   for (let i = 0; i < 24; i++) {
-    sizes.add(alignUp(Math.ceil(Math.exp(lo + (i / 23) * (hi - lo)) - 1e-6), props.alignment));
+    const exact = Math.exp(lo + (i / 23) * (hi - lo));
+    // exp(ln(x)) may land a few ulps off an integer (2 GiB gives 2147483648.000002):
+    // snap such values (relative to their size) before rounding up.
+    const near = Math.round(exact);
+    const bytes = Math.abs(exact - near) <= exact * 1e-12 ? near : Math.ceil(exact);
+    sizes.add(alignUp(bytes, props.alignment));
   }
   return [...sizes].sort((a, b) => a - b).map((size) => ({
     kind: "exclusive",
