@@ -35,7 +35,7 @@ export type PoolConfig =
   | {
     /** One exact-size buffer per allocation, reused by identical size only. */
     kind: "direct";
-    /** Watermark in bytes above which free buffers are released (after each new buffer is made). */
+    /** Watermark in bytes above which free buffers are released (after each new buffer is made); 0 keeps none. */
     reclaimAt?: number;
   };
 
@@ -160,7 +160,8 @@ export function resolveMemoryConfiguration(
     const size = (field: string, v: number | undefined, allowZero = false): number | undefined => {
       if (v === undefined) return undefined;
       if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0 || (!allowZero && v === 0)) {
-        throw new PoolConfigError("zero-size", `${where}: ${field} must be a positive integer, got ${v}`);
+        const what = allowZero ? "a non-negative" : "a positive";
+        throw new PoolConfigError("zero-size", `${where}: ${field} must be ${what} integer, got ${v}`);
       }
       return alignUp(v, a);
     };
@@ -182,7 +183,10 @@ export function resolveMemoryConfiguration(
         };
       }
       case "direct":
-        return { kind: "direct", ...(p.reclaimAt === undefined ? {} : { reclaimAt: size("reclaimAt", p.reclaimAt) }) };
+        return {
+          kind: "direct",
+          ...(p.reclaimAt === undefined ? {} : { reclaimAt: size("reclaimAt", p.reclaimAt, true) }),
+        };
       case "sliced": {
         const pageSize = size("pageSize", p.pageSize) ?? 0;
         if (pageSize === 0) throw new PoolConfigError("zero-size", `${where}: pageSize is required`);
