@@ -37,8 +37,8 @@ export interface MemoryPool {
   report(): MemoryPoolReport;
   /**
    * Frees what can be freed. A periodic cleanup (`explicit` false) runs on
-   * every reservation, with the manager's reservation counter; an explicit one
-   * frees every fully free page.
+   * every reservation and after every submit of the stream, with the manager's
+   * reservation counter; an explicit one frees every fully free page.
    */
   cleanup(reservations: number, explicit: boolean): void;
 }

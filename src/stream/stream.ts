@@ -301,7 +301,8 @@ export class Stream implements QueueHost {
   /**
    * Submits everything encoded (releasing held work first, with isolation
    * when validations are still pending), then records the submission: its
-   * index for cross-stream pins, the new epoch, deferred buffer destruction.
+   * index for cross-stream pins, the new epoch, the memory manager's periodic
+   * cleanup and deferred buffer destruction.
    */
   submit(): void {
     if (this.#held.current !== null) this.#held.releaseNow();
@@ -322,6 +323,8 @@ export class Stream implements QueueHost {
     for (const desc of this.#pinsPending) ctx.pinUntil(ctx.submitIndex, desc);
     this.#pinsPending.length = 0;
     this.#indirects.reset();
+    // CubeCL's wgpu stream runs the periodic cleanup after every submit (a no-op while a capture is armed).
+    this.memory.cleanup(false);
     this.storage.flush();
     if (ctx.logger.launches) {
       ctx.logger.log("stream", `${this.label}: submit #${ctx.submitIndex} (${n} command buffers)`);
