@@ -70,8 +70,8 @@ export type InstallMemoryPoolsErrorKind = "pools-in-use" | "stream-unavailable" 
 
 /**
  * `installMemoryPools` refused. `pools-in-use` is transient (release the live
- * handles and retry); the old layout stays in force. In every case the new
- * layout is recorded for streams created afterwards.
+ * handles and retry); the old layout stays in force. Unlike CubeCL, a refused
+ * layout is not recorded for streams created afterwards.
  *
  * @example Usage
  * ```ts

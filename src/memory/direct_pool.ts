@@ -2,6 +2,15 @@
  * One exact-size buffer per reservation, reused only by identical size, with
  * an optional reclaim watermark (CubeCL's direct pool).
  *
+ * Deliberate departures from CubeCL's contract (3.3):
+ * - The watermark is applied once the new buffer exists, not before it is
+ *   made: the same free buffers are released (oldest first, until the held
+ *   bytes are under `reclaimAt` again), but an allocation the storage refuses
+ *   releases none.
+ * - Buffers are kept in creation order and freed ones are dropped from the
+ *   list; there are no tombstoned indices to reuse, so "index order" (for reuse
+ *   and for reclaiming) is creation order.
+ *
  * @module
  */
 

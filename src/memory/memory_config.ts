@@ -3,6 +3,13 @@
  * the device's limits (CubeCL's `MemoryConfiguration`, `MemoryPoolsConfig` and
  * `resolve`).
  *
+ * Deliberate departures from CubeCL's contract (1.11):
+ * - `resolveMemoryConfiguration` also refuses, as `page-too-large`, a sliced
+ *   page or an exclusive `maxAllocSize` above the device's `maxBufferSize`
+ *   (no buffer of that size could ever be created).
+ * - An exclusive pool without `deallocPeriod` never runs its idle sweep (its
+ *   free pages go on explicit cleanup only), as with CubeCL's unbounded period.
+ *
  * @module
  */
 

@@ -11,6 +11,20 @@
  *    to the next accepting pool; other errors are raised at once.
  * 4. No pool accepted: `IoError` `buffer-too-big`, or the remembered capacity error.
  *
+ * Deliberate departures from CubeCL's contract:
+ * - A size that no dynamic pool accepts (and that neither persistent mode nor
+ *   `size-match` routes to the persistent pool) is refused before step 1: the
+ *   refusal neither counts as a reservation nor runs the periodic cleanup, so
+ *   it frees no idle page and does not shift the exclusive pools' sweep
+ *   schedule. CubeCL counts and sweeps first (contract 3.2 step 1).
+ * - `installPools` refuses with `pools-in-use` while any allocation is live in
+ *   the dynamic pools, zero-byte ones included (the reported `bytesInUse` may
+ *   then be 0); CubeCL refuses only when live bytes are above 0 (contract 3.7),
+ *   which would drop the pages of live zero-byte allocations with the old pools.
+ * - While a capture is armed, `installPools` still frees the old pools' free
+ *   pages before replacing them (the explicit cleanup is a no-op then), so no
+ *   page is left behind in a dropped pool.
+ *
  * @module
  */
 

@@ -4,6 +4,17 @@
  * layout. The calls after reservation submit the stream first, so the figures
  * and changes take its queued work into account.
  *
+ * Deliberate departures from CubeCL's contract:
+ * - `installPools` records the layout for streams created later only once it
+ *   was installed on the calling stream; a refused layout (`pools-in-use`, or
+ *   a `PoolConfigError`) is not recorded. CubeCL records it first (2.14).
+ * - An invalid layout throws `PoolConfigError` instead of panicking.
+ * - A stream has one memory manager (the main pools). Read-back staging
+ *   buffers live in the stream's staging pool and kernel info words in its
+ *   info arena, which replace CubeCL's staging and uniforms managers and its
+ *   metadata cache; `cleanup` therefore runs the explicit cleanup of the main
+ *   pools and drops the idle staging buffers and host staging memory.
+ *
  * @module
  */
 
