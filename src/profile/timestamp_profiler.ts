@@ -45,6 +45,9 @@ interface Batch {
 
 const QUERIES = 512;
 
+/** Submitted batches left unread before always-on logging reads them back in the background. */
+const LOG_BATCHES = 8;
+
 /** Timestamp profiler of one stream. */
 export class TimestampProfiler {
   #device: GPUDevice;
@@ -52,7 +55,8 @@ export class TimestampProfiler {
   #stream: StreamId;
   /** First pass sequence number of each open profile. */
   #open: OpenProfiles<number>;
-  #always = false;
+  /** Receives every dispatch timing read back (always-on logging), or null. */
+  #log: ((t: DispatchTiming) => void) | null = null;
   #seq = 0;
   #querySet: GPUQuerySet | null = null;
   #used = 0;
@@ -64,7 +68,6 @@ export class TimestampProfiler {
   #reading: Promise<void> | null = null;
   #retired: GPUQuerySet[] = [];
   #ending = new Map<number, number>();
-  #logged = 0;
 
   /**
    * Creates the profiler.
@@ -82,12 +85,19 @@ export class TimestampProfiler {
 
   /** True while passes must be timestamped (a profile is open, or always-on logging). */
   get active(): boolean {
-    return this.#open.size > 0 || this.#always;
+    return this.#open.size > 0 || this.#log !== null;
   }
 
-  /** Keeps timestamping on without an open profile (profile-level logging). */
-  set always(on: boolean) {
-    this.#always = on;
+  /**
+   * Keeps timestamping on without an open profile (profile-level logging):
+   * every dispatch timing read back is handed to `log`. Timings are read back
+   * by `collect()`, and in the background once a few submits are pending, so
+   * a program that never syncs holds a bounded number of readback buffers.
+   *
+   * @param log Receives each timing once, or null to stop.
+   */
+  logTo(log: ((t: DispatchTiming) => void) | null): void {
+    this.#log = log;
   }
 
   /** Number of profiles open. */
@@ -229,6 +239,9 @@ export class TimestampProfiler {
     for (const b of this.#batches) b.submitted = true;
     for (const q of this.#retired) q.destroy();
     this.#retired = [];
+    if (this.#log !== null && this.#reading === null && this.#batches.length >= LOG_BATCHES) {
+      this.collect().catch(() => {}); // a failure (device loss) is reported by the calls that wait
+    }
   }
 
   /**
@@ -248,34 +261,23 @@ export class TimestampProfiler {
         b.passes.forEach((p, i) => {
           const start = Number(t[2 * i]! - base);
           const end = Number(t[2 * i + 1]! - base);
-          if (p.name !== "") this.#timings.set(p.seq, { name: p.name, stream: this.#stream, start, end });
+          if (p.name === "") return;
+          const timing = { name: p.name, stream: this.#stream, start, end };
+          this.#timings.set(p.seq, timing);
+          this.#log?.(timing);
         });
         b.readback.unmap();
         b.readback.destroy();
         b.resolve.destroy();
       }
+      if (this.#log !== null) this.#prune(); // logged: keep only what an open or ending profile covers
     }).finally(() => {
       this.#reading = null;
     });
     return this.#reading;
   }
 
-  /** Drains every timing read so far (for always-on logging). */
-  takeAll(): DispatchTiming[] {
-    const out: DispatchTiming[] = [];
-    let last = this.#logged;
-    for (const [seq, t] of this.#timings) {
-      if (seq < this.#logged) continue;
-      out.push(t);
-      if (seq + 1 > last) last = seq + 1;
-    }
-    this.#logged = last;
-    if (this.#open.size === 0 && this.#ending.size === 0) this.#timings.clear();
-    return out;
-  }
-
   #prune(): void {
-    if (this.#always) return; // always-on logging drains timings with takeAll
     let min = this.#seq;
     for (const from of this.#open.starts()) min = Math.min(min, from);
     for (const from of this.#ending.values()) min = Math.min(min, from);

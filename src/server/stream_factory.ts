@@ -64,7 +64,7 @@ export function createStream(parts: StreamParts): Stream {
   if (parts.deviceTiming) {
     stream.profiler = new TimestampProfiler(ctx.device, slot, label);
     if (ctx.logger.profiling !== "disabled" && ctx.logger.profiling !== "minimal") {
-      stream.profiler.always = true;
+      stream.profiler.logTo((t) => ctx.logger.registerProfiled(t.name, t.end - t.start));
       stream.timestamping = true;
     }
   }
