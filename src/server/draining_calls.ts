@@ -9,10 +9,12 @@
  */
 
 import type { GraphRegistry } from "../graph/graph_registry.ts";
+import { ProfileError } from "../errors.ts";
 import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
 import { endProfile, startProfile } from "../profile/profiles.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
-import type { StreamHost } from "./stream_slots.ts";
+import type { Stream } from "../stream/stream.ts";
+import type { StreamHost, StreamSlots } from "./stream_slots.ts";
 import type { ProfileDuration } from "./types.ts";
 
 const ignore = (): void => {};
@@ -25,6 +27,8 @@ export interface DrainingCallsOptions {
   ctx: DeviceContext;
   /** Its captured graphs. */
   graphs: GraphRegistry;
+  /** Its stream slots (a token's stream is looked up there, never built). */
+  slots: StreamSlots;
 }
 
 /** Flush, sync, profile and capture boundaries of one server's streams. */
@@ -32,6 +36,7 @@ export class DrainingCalls {
   #server: StreamHost;
   #ctx: DeviceContext;
   #graphs: GraphRegistry;
+  #slots: StreamSlots;
 
   /**
    * Creates the draining calls of a server.
@@ -42,6 +47,7 @@ export class DrainingCalls {
     this.#server = options.server;
     this.#ctx = options.ctx;
     this.#graphs = options.graphs;
+    this.#slots = options.slots;
   }
 
   /**
@@ -104,18 +110,39 @@ export class DrainingCalls {
    * @returns The duration, its ticks and dispatches guarded too (either may
    * be left unawaited: a rejection of the other is not unhandled); rejects with
    * `DeviceLostError` once the device is gone, and with `ProfileError`
-   * (`not-registered`) for an unknown or already ended token.
+   * (`not-registered`) for an unknown or already ended token, including one
+   * naming a stream that does not exist (no stream is built for it).
    */
   async endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration> {
     this.#server.checkAlive();
     const ctx = this.#ctx;
-    const d = await ctx.guard(endProfile(this.#server.stream(token?.stream ?? stream), token));
+    const d = await ctx.guard(endProfile(this.#tokenStream(stream, token), token));
     const ticks = ctx.guard(d.ticks);
     const dispatches = ctx.guard(d.dispatches);
     // A caller may await only one half: the other's rejection must not go unhandled (it still rejects when awaited).
     ticks.catch(ignore);
     dispatches.catch(ignore);
     return { method: d.method, ticks, dispatches };
+  }
+
+  /**
+   * The stream a token was opened on: the one it names, or `stream` when it
+   * names none.
+   *
+   * @throws {ProfileError} `not-registered` when it names a stream that does
+   * not exist (no profile can have been opened there).
+   */
+  #tokenStream(stream: StreamId, token: ProfilingToken): Stream {
+    const named: unknown = token?.stream;
+    if (named === undefined) return this.#server.stream(stream);
+    const s = typeof named === "number" ? this.#slots.streams[named] : undefined;
+    if (s === undefined) {
+      throw new ProfileError(
+        "not-registered",
+        `endProfile: token ${String(token.id)} names stream ${String(named)}, which has no profiles`,
+      );
+    }
+    return s;
   }
 
   /**

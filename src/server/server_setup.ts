@@ -128,7 +128,7 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
     hostStaging,
     transfers: new HostTransfers({ server, ctx, resolve, hostStaging }),
     memory: new ServerMemory({ server, logger, slots, memory: props.memory, hostStaging }),
-    drains: new DrainingCalls({ server, ctx, graphs }),
+    drains: new DrainingCalls({ server, ctx, graphs, slots }),
     graphs,
   };
 }
