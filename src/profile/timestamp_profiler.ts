@@ -271,6 +271,13 @@ export class TimestampProfiler {
         b.resolve.destroy();
       }
       if (this.#log !== null) this.#prune(); // logged: keep only what an open or ending profile covers
+    }).catch((e: unknown) => {
+      // The map failed (the device is gone): free the buffers it would have freed.
+      for (const b of batches) {
+        b.readback.destroy();
+        b.resolve.destroy();
+      }
+      throw e;
     }).finally(() => {
       this.#reading = null;
     });

@@ -9,7 +9,7 @@
  */
 
 import type { GraphRegistry } from "../graph/graph_registry.ts";
-import { ProfileError } from "../errors.ts";
+import { DeviceLostError, ProfileError } from "../errors.ts";
 import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
 import { endProfile, startProfile } from "../profile/profiles.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
@@ -18,6 +18,15 @@ import type { StreamHost, StreamSlots } from "./stream_slots.ts";
 import type { ProfileDuration } from "./types.ts";
 
 const ignore = (): void => {};
+
+/**
+ * The error of a failed timestamp read-back: the map fails only when the
+ * device is gone, which may be before its `lost` promise has settled.
+ */
+function readbackLost(ctx: DeviceContext, s: Stream, cause: unknown): DeviceLostError {
+  return ctx.lost ??
+    new DeviceLostError(`${s.label}: reading profile timestamps back failed`, { reason: "unknown", cause });
+}
 
 /** What `DrainingCalls` is built with. */
 export interface DrainingCallsOptions {
@@ -86,7 +95,7 @@ export class DrainingCalls {
     const logger = this.#ctx.logger;
     // Read back what is still pending: each timing read goes into the logger's summary.
     if (s.profiler !== null && logger.profiling !== "disabled" && logger.profiling !== "minimal") {
-      await s.profiler.collect();
+      await this.#ctx.guard(s.profiler.collect().catch((cause) => Promise.reject(readbackLost(this.#ctx, s, cause))));
     }
   }
 
@@ -116,9 +125,11 @@ export class DrainingCalls {
   async endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration> {
     this.#server.checkAlive();
     const ctx = this.#ctx;
-    const d = await ctx.guard(endProfile(this.#tokenStream(stream, token), token));
-    const ticks = ctx.guard(d.ticks);
-    const dispatches = ctx.guard(d.dispatches);
+    const s = this.#tokenStream(stream, token);
+    const d = await ctx.guard(endProfile(s, token));
+    const lost = (cause: unknown): Promise<never> => Promise.reject(readbackLost(ctx, s, cause));
+    const ticks = ctx.guard(d.ticks.catch(lost));
+    const dispatches = ctx.guard(d.dispatches.catch(lost));
     // A caller may await only one half: the other's rejection must not go unhandled (it still rejects when awaited).
     ticks.catch(ignore);
     dispatches.catch(ignore);
