@@ -25,9 +25,13 @@ export interface DispatchTiming {
   readonly name: string;
   /** Stream it ran on. */
   readonly stream: StreamId;
-  /** Device start, in nanoseconds since the profiler's first timestamp. */
+  /**
+   * Device start, in nanoseconds since the first timestamp read back by any
+   * stream of the server (one time axis for every stream; a dispatch that ran
+   * before that one but was read back later is negative).
+   */
   readonly start: number;
-  /** Device end, in nanoseconds since the profiler's first timestamp. */
+  /** Device end, on the same axis as `start`. */
   readonly end: number;
 }
 
@@ -44,6 +48,12 @@ interface Batch {
 }
 
 const QUERIES = 512;
+
+/** The origin of device time shared by the profilers of one server's streams. */
+export interface TimestampOrigin {
+  /** The first timestamp read back by any of them, or null before any was. */
+  ticks: bigint | null;
+}
 
 /** Submitted batches left unread before always-on logging reads them back in the background. */
 const LOG_BATCHES = 8;
@@ -64,7 +74,7 @@ export class TimestampProfiler {
   #current: PassRecord[] = [];
   #batches: Batch[] = [];
   #timings = new Map<number, DispatchTiming>();
-  #base: bigint | null = null;
+  #origin: TimestampOrigin;
   #reading: Promise<void> | null = null;
   #retired: GPUQuerySet[] = [];
   #ending = new Map<number, number>();
@@ -75,8 +85,10 @@ export class TimestampProfiler {
    * @param device The device (with `timestamp-query`).
    * @param stream The stream slot profiled.
    * @param label Label prefix of its GPU objects.
+   * @param origin Origin of device time, shared by the profilers of the server's streams.
    */
-  constructor(device: GPUDevice, stream: StreamId, label: string) {
+  constructor(device: GPUDevice, stream: StreamId, label: string, origin: TimestampOrigin = { ticks: null }) {
+    this.#origin = origin;
     this.#device = device;
     this.#stream = stream;
     this.#label = label;
@@ -256,8 +268,7 @@ export class TimestampProfiler {
     this.#reading = Promise.all(batches.map((b) => b.readback.mapAsync(GPUMapMode.READ))).then(() => {
       for (const b of batches) {
         const t = new BigUint64Array(b.readback.getMappedRange());
-        this.#base ??= t[0]!;
-        const base = this.#base;
+        const base = this.#origin.ticks ??= t[0]!;
         b.passes.forEach((p, i) => {
           const start = Number(t[2 * i]! - base);
           const end = Number(t[2 * i + 1]! - base);

@@ -7,7 +7,7 @@
 import type { PersistentMemoryPolicy, PoolConfig } from "../memory/memory_config.ts";
 import { MemoryManager } from "../memory/memory_manager.ts";
 import { WebGpuStorage } from "../memory/webgpu_storage.ts";
-import { TimestampProfiler } from "../profile/timestamp_profiler.ts";
+import { type TimestampOrigin, TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
 import { type OwnerResolver, Stream } from "../stream/stream.ts";
 
@@ -30,6 +30,8 @@ export interface StreamParts {
   maxBufferSize: number;
   /** True when profiles use GPU timestamps. */
   deviceTiming: boolean;
+  /** Origin of device time shared by every stream of the server. */
+  timestampOrigin: TimestampOrigin;
   /** Resolves a binding through the stream that owns it. */
   resolveOwner: OwnerResolver;
 }
@@ -62,7 +64,7 @@ export function createStream(parts: StreamParts): Stream {
   });
   stream = new Stream({ slot, ctx, memory, storage, resolveOwner: parts.resolveOwner });
   if (parts.deviceTiming) {
-    stream.profiler = new TimestampProfiler(ctx.device, slot, label);
+    stream.profiler = new TimestampProfiler(ctx.device, slot, label, parts.timestampOrigin);
     if (ctx.logger.profiling !== "disabled" && ctx.logger.profiling !== "minimal") {
       stream.profiler.logTo((t) => ctx.logger.registerProfiled(t.name, t.end - t.start));
       stream.timestamping = true;

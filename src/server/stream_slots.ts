@@ -9,6 +9,7 @@
 import type { StreamId } from "../ids.ts";
 import type { PersistentMemoryPolicy, PoolConfig } from "../memory/memory_config.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
+import type { TimestampOrigin } from "../profile/timestamp_profiler.ts";
 import type { OwnerResolver, Stream } from "../stream/stream.ts";
 import { createStream } from "./stream_factory.ts";
 
@@ -51,6 +52,8 @@ export class StreamSlots {
   #persistent: PersistentMemoryPolicy;
   #deviceTiming: boolean;
   #resolveOwner: OwnerResolver;
+  /** One origin of device time for every stream's profiler, so their timings share an axis. */
+  #timestampOrigin: TimestampOrigin = { ticks: null };
 
   /**
    * Creates the slots, all empty.
@@ -91,6 +94,7 @@ export class StreamSlots {
       alignment: this.#ctx.settings.alignment,
       maxBufferSize: this.#ctx.settings.maxBufferSize,
       deviceTiming: this.#deviceTiming,
+      timestampOrigin: this.#timestampOrigin,
       resolveOwner: this.#resolveOwner,
     });
     this.streams[slot] = stream;
