@@ -491,7 +491,7 @@ export class ComputeClient {
    * Closes a profile.
    *
    * @param token The token from `startProfile`.
-   * @returns The duration; rejects with `ProfileError` for an unknown or ended token.
+   * @returns The duration; rejects with `ProfileError` for an unknown or ended token, or one opened on another stream.
    */
   endProfile(token: ProfilingToken): Promise<ProfileDuration> {
     return this.server.endProfile(this.stream, token);

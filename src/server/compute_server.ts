@@ -239,10 +239,10 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
   /**
    * Closes a profile.
    *
-   * @param stream The stream.
+   * @param stream The stream the profile was opened on.
    * @param token A token from `startProfile`, ended once.
    * @returns The duration; rejects with `ProfileError` (`not-registered`) for an
-   * unknown or already ended token.
+   * unknown or already ended token, or one opened on another stream.
    */
   endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration>;
   /**

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { slotOf } from "../_util/slot.ts";
 import type { GraphRegistry } from "../graph/graph_registry.ts";
 import { DeviceLostError, ProfileError } from "../errors.ts";
 import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
@@ -114,13 +115,14 @@ export class DrainingCalls {
   /**
    * Closes a profile (see `ComputeServer.endProfile`).
    *
-   * @param stream The stream, used when the token names none.
+   * @param stream The stream the token was opened on (a token naming another is refused).
    * @param token A token from `startProfile`, ended once.
    * @returns The duration, its ticks and dispatches guarded too (either may
    * be left unawaited: a rejection of the other is not unhandled); rejects with
    * `DeviceLostError` once the device is gone, and with `ProfileError`
    * (`not-registered`) for an unknown or already ended token, including one
-   * naming a stream that does not exist (no stream is built for it).
+   * naming a stream that does not exist (no stream is built for it) or
+   * another stream than `stream`.
    */
   async endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration> {
     this.#server.checkAlive();
@@ -141,7 +143,8 @@ export class DrainingCalls {
    * names none.
    *
    * @throws {ProfileError} `not-registered` when it names a stream that does
-   * not exist (no profile can have been opened there).
+   * not exist (no profile can have been opened there), or another stream than
+   * `stream` (as in CubeCL, a stream knows only its own tokens).
    */
   #tokenStream(stream: StreamId, token: ProfilingToken): Stream {
     const named: unknown = token?.stream;
@@ -151,6 +154,15 @@ export class DrainingCalls {
       throw new ProfileError(
         "not-registered",
         `endProfile: token ${String(token.id)} names stream ${String(named)}, which has no profiles`,
+      );
+    }
+    if (named !== slotOf(stream, this.#ctx.settings.maxStreams)) {
+      // Tokens live in their stream's profiler (contract 6): another stream does not know it.
+      throw new ProfileError(
+        "not-registered",
+        `endProfile: token ${
+          String(token.id)
+        } was opened on stream ${named} but ended on stream ${stream}; end it on its own stream`,
       );
     }
     return s;

@@ -33,3 +33,19 @@ Deno.test("endProfile with a token naming an invalid stream is not-registered", 
     await client.endProfile(token); // the client is still usable
   });
 });
+
+Deno.test("endProfile through another stream than the token's is not-registered, and the profile can still be ended on its own", async () => {
+  await withClient(async (client) => {
+    const other = client.onStream(1);
+    other.create(new Uint32Array(4)); // stream 1 exists
+    const token = await client.startProfile();
+    await assert.rejects(other.endProfile(token), (e: unknown) => {
+      assert.ok(notRegistered(e), String(e));
+      assert.match((e as Error).message, /opened on stream 0.*ended on stream 1/);
+      return true;
+    });
+    const d = await client.endProfile(token); // still open on stream 0 (contract 6: tokens live in their stream's profiler)
+    const ticks = await d.ticks;
+    assert.ok(ticks.end >= ticks.start);
+  });
+});
