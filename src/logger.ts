@@ -14,6 +14,9 @@
  * - the bare values `1`/`true` mean `all=basic`, and `0`/`false` mean off;
  * - a key's value `disabled`, `0`, `false` or `off` turns that subsystem off
  *   (`all=disabled` turns everything off).
+ * Keys and levels are read case-insensitively. A part that is none of these
+ * is left out, and a client built from the environment names it in one
+ * warning line on stderr.
  *
  * @module
  */
@@ -111,7 +114,18 @@ export class ServerLogger {
     } catch {
       value = undefined;
     }
-    return new ServerLogger(parseLogEnv(value));
+    const ignored: string[] = [];
+    const logger = new ServerLogger(
+      parseLogEnv(value, { onIgnored: (part, why) => ignored.push(`"${part}" (${why})`) }),
+    );
+    if (ignored.length > 0) {
+      try {
+        Deno.stderr.writeSync(encoder.encode(`[denogpu] ${LOG_ENV_VAR}: ignored ${ignored.join(", ")}\n`));
+      } catch {
+        // no stderr: nothing else to tell
+      }
+    }
+    return logger;
   }
 
   /**
@@ -200,50 +214,93 @@ function checkOptions(options: unknown): void {
   }
 }
 
+/** Options of `parseLogEnv`. */
+export interface ParseLogEnvOptions {
+  /**
+   * Called with each comma-separated part that was left out (an unknown key,
+   * or a value the key does not take) and why.
+   */
+  onIgnored?: (part: string, reason: string) => void;
+}
+
+/** Values that turn a subsystem on at `basic`: the bare key, `1` and `true`. */
+const ON_VALUES = ["", "1", "true"];
+
 /**
- * Parses a `DENOGPU_LOG` value into logger options.
+ * Parses a `DENOGPU_LOG` value into logger options. Keys and levels are read
+ * case-insensitively (a file path keeps its case). A part it cannot read is
+ * left out rather than guessed, and handed to `onIgnored`; a client built from
+ * the environment writes those parts to stderr in one warning line.
  *
  * @example Usage
  * ```ts
  * import { parseLogEnv } from "@denogpu/runtime";
  * console.log(parseLogEnv("memory=full,file=/tmp/gpu.log"));
  * // { memory: "full", sink: { file: "/tmp/gpu.log", append: true } }
+ * parseLogEnv("lanches=full", { onIgnored: (part, why) => console.log(part, why) });
+ * // lanches=full unknown key
  * ```
  *
  * @param value The variable's value, or undefined when unset.
- * @returns The options it describes (unknown keys are ignored).
+ * @param options `onIgnored`, told about each part left out.
+ * @returns The options it describes.
  */
-export function parseLogEnv(value: string | undefined): LoggerOptions {
-  const options: LoggerOptions = {};
-  if (value === undefined || value === "" || value === "0" || value === "false") return options;
-  const level = (v: string): LogLevel => (v === "full" ? "full" : OFF_VALUES.includes(v) ? "disabled" : "basic");
+export function parseLogEnv(value: string | undefined, options: ParseLogEnvOptions = {}): LoggerOptions {
+  const out: LoggerOptions = {};
+  if (value === undefined || value === "" || value === "0" || value === "false") return out;
+  const ignore = options.onIgnored ?? (() => {});
+  /** The level `v` names, or undefined when it names none. */
+  const level = (v: string): LogLevel | undefined =>
+    v === "full" || v === "basic"
+      ? v
+      : OFF_VALUES.includes(v)
+      ? "disabled"
+      : ON_VALUES.includes(v)
+      ? "basic"
+      : undefined;
   for (const part of value.split(",").map((s) => s.trim()).filter(Boolean)) {
     const eq = part.indexOf("=");
-    const key = eq < 0 ? part : part.slice(0, eq);
+    const key = (eq < 0 ? part : part.slice(0, eq)).toLowerCase();
     const raw = eq < 0 ? "" : part.slice(eq + 1); // everything after the first "=" (a path may hold more)
+    const v = raw.toLowerCase();
     switch (key) {
       case "1":
       case "true":
-      case "all":
-        options.compilation = options.memory = options.launches = level(raw);
-        options.profiling = options.memory;
+      case "all": {
+        const l = level(v);
+        if (l === undefined) ignore(part, `${key} takes basic, full or an off value`);
+        else {out.compilation =
+            out.memory =
+            out.launches =
+            out.profiling =
+              l;}
         break;
+      }
       case "compilation":
       case "memory":
-      case "launches":
-        options[key] = level(raw);
+      case "launches": {
+        const l = level(v);
+        if (l === undefined) ignore(part, `${key} takes basic, full or an off value`);
+        else out[key] = l;
         break;
-      case "profiling":
-        options.profiling = PROFILE_LEVELS.includes(raw as ProfileLogLevel) ? raw as ProfileLogLevel : level(raw);
+      }
+      case "profiling": {
+        const l = PROFILE_LEVELS.includes(v as ProfileLogLevel) ? v as ProfileLogLevel : level(v);
+        if (l === undefined) ignore(part, "profiling takes minimal, basic, medium, full or an off value");
+        else out.profiling = l;
         break;
+      }
       case "file":
-        if (raw !== "") options.sink = { file: raw, append: true }; // `file=` alone keeps the default sink
+        if (raw !== "") out.sink = { file: raw, append: true }; // `file=` alone keeps the default sink
         break;
       case "stdout":
       case "stderr":
-        options.sink = key;
+        if (raw === "") out.sink = key;
+        else ignore(part, `${key} takes no value`);
         break;
+      default:
+        ignore(part, "unknown key");
     }
   }
-  return options;
+  return out;
 }
