@@ -48,6 +48,17 @@ export const addKernel: Kernel = defineKernel({
 }`,
 });
 
+/** dst[i] = src[i] + 1 for every element of an f32 array (no info words). */
+export const plusOneKernel: Kernel = defineKernel({
+  name: "plus-one",
+  wgsl: `
+@group(0) @binding(0) var<storage, read_write> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < arrayLength(&dst)) { dst[g.x] = src[g.x] + 1.0; }
+}`,
+});
+
 /** x[i] += 1 for every element of a u32 array. */
 export const incKernel: Kernel = defineKernel({
   name: "inc",

@@ -7,18 +7,7 @@
 
 import assert from "node:assert/strict";
 import { type ComputeClient, defineKernel, GraphStateError, type Handle, ServerUnhealthyError } from "../../mod.ts";
-import { axpbInfo, axpbKernel, readF32, withClient } from "../_gpu.ts";
-
-/** out = in + 1 (f32, n from arrayLength). */
-const plusOne = defineKernel({
-  name: "plus-one",
-  wgsl: `
-@group(0) @binding(0) var<storage, read_write> src: array<f32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&dst)) { dst[g.x] = src[g.x] + 1.0; }
-}`,
-});
+import { axpbInfo, axpbKernel, plusOneKernel as plusOne, readF32, withClient } from "../_gpu.ts";
 
 /** out = a + b. */
 const addTwo = defineKernel({

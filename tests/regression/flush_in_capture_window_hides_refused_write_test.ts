@@ -14,19 +14,8 @@
  */
 
 import assert from "node:assert/strict";
-import { defineKernel, GraphStateError, ServerUnhealthyError } from "../../mod.ts";
-import { readF32, withClient } from "../_gpu.ts";
-
-/** dst = src + 1 (f32). */
-const plusOne = defineKernel({
-  name: "plus-one",
-  wgsl: `
-@group(0) @binding(0) var<storage, read_write> src: array<f32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&dst)) { dst[g.x] = src[g.x] + 1.0; }
-}`,
-});
+import { GraphStateError, ServerUnhealthyError } from "../../mod.ts";
+import { plusOneKernel as plusOne, readF32, withClient } from "../_gpu.ts";
 
 /** A predicate for a `ServerUnhealthyError` holding exactly one `GraphStateError` of `operation`. */
 const refused = (operation: string) => (e: unknown): boolean =>
