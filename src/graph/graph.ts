@@ -48,9 +48,10 @@ export class GraphRecorder {
   /** Cross-stream bindings pinned for the graph's lifetime. */
   readonly pins: ManagedMemory[] = [];
   /**
-   * Work refused while recording (a write, a replay): each error is also
-   * queued on the stream, and `endCapture` fails with it even when a drain
-   * inside the window has already reported it.
+   * Every error queued on the stream while recording (a refused write or
+   * replay, a stale binding, a launch refused for a device limit, a kernel
+   * that failed to compile): `endCapture` fails with them even when a drain
+   * inside the window has already reported them.
    */
   readonly refused: ServerError[] = [];
   /** Launches a dry run skipped while recording (they are missing, so `endCapture` fails). */

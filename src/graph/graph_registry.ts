@@ -70,6 +70,7 @@ export class GraphRegistry {
   abort(s: Stream): void {
     s.recorder?.pins.forEach((m) => m.unpin());
     s.recorder = null;
+    s.recordErrors(null);
     s.memory.captureAbort();
     s.capture.abort();
   }
@@ -96,6 +97,7 @@ export class GraphRegistry {
     s.capture.begin();
     s.memory.capturePrimingEnd();
     s.recorder = new GraphRecorder();
+    s.recordErrors(s.recorder.refused);
   }
 
   /**
@@ -110,6 +112,7 @@ export class GraphRegistry {
     s.capture.end();
     const recorder = s.recorder!;
     s.recorder = null;
+    s.recordErrors(null); // errors queued from now on are drained below
     const retained = s.memory.captureEnd();
     if (recorder.dryRunSkips > 0) {
       s.pushError(
@@ -161,9 +164,8 @@ export class GraphRegistry {
     const target = streamOf(graph.slot);
     if (target.recorder !== null || s.recorder !== null) {
       const recording = target.recorder !== null ? target : s;
-      const error = new GraphStateError("replay", `cannot replay graph ${id} while the stream records a graph`);
-      recording.recorder!.refused.push(error);
-      recording.pushError(error);
+      // Queued on the recording stream, whose recording remembers it: endCapture fails.
+      recording.pushError(new GraphStateError("replay", `cannot replay graph ${id} while the stream records a graph`));
       return;
     }
     target.dispatch.replay(graph);

@@ -284,8 +284,8 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
    *
    * @param stream The stream.
    * @returns The graph's id. Rejects with `ServerUnhealthyError`, storing no
-   * graph, when errors were queued, or when a write or replay was refused
-   * inside the window (even if a flush there already reported it).
+   * graph, when errors were queued inside the window (even if a flush there
+   * already reported them).
    */
   endCapture(stream: StreamId): Promise<GraphId>;
   /**

@@ -114,12 +114,10 @@ export class HostTransfers {
       }
     });
     if (s.recorder !== null) {
-      const error = new GraphStateError(
-        "write",
-        "a write inside a capture window is not recorded; the capture will fail",
+      // The recording remembers every error queued on its stream: endCapture fails.
+      s.pushError(
+        new GraphStateError("write", "a write inside a capture window is not recorded; the capture will fail"),
       );
-      s.recorder.refused.push(error);
-      s.pushError(error);
       return;
     }
     for (const [d, bytes] of writes) {

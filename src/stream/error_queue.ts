@@ -24,6 +24,12 @@ export class ErrorQueue {
     idle.resolve();
   };
   #pendingLaunches = new Map<PipelineEntry, number>();
+  /**
+   * While the stream records a graph: the recording's list, which receives
+   * every error queued, so `endCapture` fails with it even when a drain
+   * inside the window has already reported it.
+   */
+  sink: ServerError[] | null = null;
 
   /**
    * Creates the queue.
@@ -48,6 +54,7 @@ export class ErrorQueue {
    */
   push(error: ServerError): void {
     this.#errors.push(error);
+    this.sink?.push(error);
   }
 
   /**
@@ -110,7 +117,7 @@ export class ErrorQueue {
     this.track(entry.checked.then(() => {
       const count = this.#pendingLaunches.get(entry) ?? 0;
       this.#pendingLaunches.delete(entry);
-      if (entry.state === "failed") { for (let i = 0; i < count; i++) this.#errors.push(entry.error!); }
+      if (entry.state === "failed") { for (let i = 0; i < count; i++) this.push(entry.error!); }
     }));
   }
 }

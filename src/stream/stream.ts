@@ -218,6 +218,17 @@ export class Stream implements QueueHost {
     }
   }
 
+  /**
+   * Starts (a list) or stops (`null`) remembering every error queued on the
+   * stream, besides queuing it: a recording's errors must fail `endCapture`
+   * even when a drain inside the window reported them.
+   *
+   * @param into The recording's list, or null.
+   */
+  recordErrors(into: ServerError[] | null): void {
+    this.#errors.sink = into;
+  }
+
   /** Errors queued and not yet drained. */
   get queuedErrors(): number {
     return this.#errors.length;
