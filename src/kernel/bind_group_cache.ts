@@ -4,7 +4,10 @@
  *
  * The caller fills the scratch arrays (`ids`, `offsets`, `sizes`, `buffers`)
  * for the launch and calls `get`; a hit allocates nothing. Entries naming a
- * destroyed buffer are evicted through `evictStorage`.
+ * destroyed buffer are evicted through `evictStorage`. An evicted entry stays
+ * listed under the other buffers it bound until enough such stale listings
+ * pile up to be worth sweeping (`#sweep`), so a long-lived buffer does not keep
+ * every bind group ever made with it.
  *
  * @module
  */
@@ -16,6 +19,10 @@ interface Node {
   key: number[];
   bindGroup: GPUBindGroup;
   next: Node | null;
+  /** Distinct buffers bound: the index lists that name this node. */
+  storages: number;
+  /** True once evicted or cleared: its listings under other buffers are stale. */
+  dead: boolean;
 }
 
 /** Bind groups of one device. */
@@ -32,6 +39,10 @@ export class BindGroupCache {
   #map = new Map<number, Node>();
   #byStorage = new Map<number, Node[]>();
   #size = 0;
+  /** Listings in `#byStorage` of live nodes. */
+  #listed = 0;
+  /** Listings in `#byStorage` of dead nodes, dropped by `#sweep`. */
+  #stale = 0;
   #max: number;
   #created = 0;
 
@@ -131,11 +142,21 @@ export class BindGroupCache {
       entries,
     });
     this.#created++;
-    const node: Node = { hash, layoutId, n, key, bindGroup, next: this.#map.get(hash) ?? null };
-    this.#map.set(hash, node);
-    this.#size++;
     const storages = new Set(this.ids.slice(0, n));
     if (infoBuffer !== null) storages.add(infoId);
+    const node: Node = {
+      hash,
+      layoutId,
+      n,
+      key,
+      bindGroup,
+      next: this.#map.get(hash) ?? null,
+      storages: storages.size,
+      dead: false,
+    };
+    this.#map.set(hash, node);
+    this.#size++;
+    this.#listed += storages.size;
     for (const id of storages) {
       let list = this.#byStorage.get(id);
       if (list === undefined) this.#byStorage.set(id, list = []);
@@ -155,6 +176,10 @@ export class BindGroupCache {
     if (nodes === undefined) return;
     this.#byStorage.delete(id);
     for (const node of nodes) {
+      if (node.dead) {
+        this.#stale--; // evicted with another buffer: this was its stale listing here
+        continue;
+      }
       let prev: Node | null = null;
       let cur = this.#map.get(node.hash) ?? null;
       while (cur !== null && cur !== node) {
@@ -168,8 +193,23 @@ export class BindGroupCache {
       } else {
         prev.next = node.next;
       }
+      node.dead = true;
       this.#size--;
+      this.#listed -= node.storages;
+      this.#stale += node.storages - 1; // still listed under the other buffers it bound
     }
+    if (this.#stale > this.#listed) this.#sweep();
+  }
+
+  /** Drops the listings of dead nodes (amortised: runs once they outnumber the live ones). */
+  #sweep(): void {
+    for (const [id, list] of this.#byStorage) {
+      let k = 0;
+      for (const node of list) if (!node.dead) list[k++] = node;
+      if (k === 0) this.#byStorage.delete(id);
+      else list.length = k;
+    }
+    this.#stale = 0;
   }
 
   /** Drops every cached bind group. */
@@ -177,5 +217,7 @@ export class BindGroupCache {
     this.#map.clear();
     this.#byStorage.clear();
     this.#size = 0;
+    this.#listed = 0;
+    this.#stale = 0;
   }
 }
