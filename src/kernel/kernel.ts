@@ -84,7 +84,11 @@ export class Kernel {
     this.wgsl = options.wgsl;
     this.entryPoint = options.entryPoint;
     this.constants = Object.freeze({ ...options.constants });
-    const consts = Object.keys(this.constants).sort().map((k) => `${k}=${this.constants[k]}`);
+    // Object.is: String(-0) is "0", and a -0 constant is not a 0 one (an f32 override keeps its sign).
+    const consts = Object.keys(this.constants).sort().map((k) => {
+      const v = this.constants[k]!;
+      return `${k}=${Object.is(v, -0) ? "-0" : v}`;
+    });
     this.id = `${this.name}-${stableHash(`${this.wgsl}\0${this.entryPoint}\0${consts.join(",")}`)}`;
     this.layout = readLayout(this.name, this.wgsl, this.entryPoint, this.constants);
   }
