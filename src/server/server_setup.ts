@@ -110,6 +110,7 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
       storageOffsetAlignment: props.limits.minStorageBufferOffsetAlignment ?? 256,
       alignment: props.memory.alignment,
       maxBufferSize: props.memory.maxBufferSize,
+      maxBindingSize: props.memory.maxPageSize,
       uploadChunkThreshold: 8 * 1024 * 1024,
       uploadChunkSize: 4 * 1024 * 1024,
     },

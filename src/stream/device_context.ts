@@ -33,6 +33,8 @@ export interface StreamSettings {
   alignment: number;
   /** `maxBufferSize`. */
   maxBufferSize: number;
+  /** `maxStorageBufferBindingSize`: the most info bytes one launch may bind. */
+  maxBindingSize: number;
   /** Bytes above which an upload is split into chunks with a submit after each. */
   uploadChunkThreshold: number;
   /** Bytes per upload chunk. */

@@ -12,6 +12,7 @@
  * @module
  */
 
+import { ResourceLimitError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page, Slice } from "../memory/managed_memory.ts";
 import type { BufferBinding } from "../server/types.ts";
@@ -168,11 +169,13 @@ export class DispatchEncoder implements DispatchPaths {
     const stream = this.#stream;
     this.#ctx.current = stream;
     if (stream.recorder !== null) {
+      if (info !== null && this.#infoTooLarge(entry, info)) return;
       recordLaunch(stream, stream.recorder, { entry, bindings, info, x, y, z, indirect }, this.#bindings);
       return;
     }
     if (indirect !== null && this.#indirects.full) stream.submit();
     if (info !== null && info.length * 4 > this.#arena.capacity) {
+      if (this.#infoTooLarge(entry, info)) return;
       stream.submit(); // grow the arena only when nothing queued or held can refer to it
       const old = this.#arena.id;
       if (this.#arena.ensure(info.length * 4)) this.#ctx.bindGroups.evictStorage(old);
@@ -249,6 +252,27 @@ export class DispatchEncoder implements DispatchPaths {
     let dynamic: Uint32Array | null = null;
     if (info !== null) (dynamic = this.#dyn)[0] = offset;
     this.encodeDispatch(entry.pipeline, bindGroup, dynamic, x, y, z, source, entry.kernel.name);
+  }
+
+  /**
+   * Queues a `ResourceLimitError` (`binding-size`) on the stream when info
+   * words exceed `maxStorageBufferBindingSize`: WebGPU would refuse their bind
+   * group and fail the whole batch. Called only off the steady launch path
+   * (while recording, or when the info does not fit the arena).
+   *
+   * @param entry The launch's pipeline.
+   * @param info Its info words.
+   * @returns True when the launch is refused.
+   */
+  #infoTooLarge(entry: PipelineEntry, info: InfoWords): boolean {
+    const max = this.#ctx.settings.maxBindingSize;
+    const bytes = info.length * 4;
+    if (bytes <= max) return false;
+    const name = entry.kernel.name;
+    this.#stream.pushError(
+      new ResourceLimitError("binding-size", `launch(${name}) info`, [bytes], [max], "maxStorageBufferBindingSize"),
+    );
+    return true;
   }
 
   /** See `DispatchPaths.encodeDispatch`. */

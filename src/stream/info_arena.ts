@@ -24,6 +24,7 @@ export class InfoArena {
   #device: GPUDevice;
   #label: string;
   #align: number;
+  #maxCapacity: number;
   #capacity = 0;
   #u32!: Uint32Array<ArrayBuffer>;
   #i32!: Int32Array<ArrayBuffer>;
@@ -36,12 +37,17 @@ export class InfoArena {
    * Creates the instance.
    *
    * @param device The device.
-   * @param options Capacity in bytes, dynamic-offset alignment and label.
+   * @param options Capacity in bytes, dynamic-offset alignment, the most bytes
+   * the buffer may grow to (`maxBufferSize`, default unbounded) and label.
    */
-  constructor(device: GPUDevice, options: { capacity: number; alignment: number; label: string }) {
+  constructor(
+    device: GPUDevice,
+    options: { capacity: number; alignment: number; maxCapacity?: number; label: string },
+  ) {
     this.#device = device;
     this.#label = options.label;
     this.#align = options.alignment;
+    this.#maxCapacity = options.maxCapacity ?? Infinity;
     this.#allocate(alignUp(options.capacity, 4));
   }
 
@@ -122,6 +128,8 @@ export class InfoArena {
   /**
    * Makes room for at least `bytes` bytes in an empty arena by growing the
    * buffer (only called right after an upload, so no queued work uses it).
+   * It doubles, but not past `maxCapacity` (the caller refuses infos above
+   * the binding size limit, which is at most `maxBufferSize`).
    *
    * @param bytes Bytes needed by one info.
    * @returns True when the buffer was replaced (bind groups naming it are stale).
@@ -129,7 +137,7 @@ export class InfoArena {
   ensure(bytes: number): boolean {
     if (bytes <= this.#capacity) return false;
     this.buffer.destroy();
-    this.#allocate(alignUp(Math.max(bytes, this.#capacity * 2), 4));
+    this.#allocate(alignUp(Math.max(bytes, Math.min(this.#capacity * 2, this.#maxCapacity)), 4));
     return true;
   }
 

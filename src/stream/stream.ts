@@ -111,6 +111,7 @@ export class Stream implements QueueHost {
     this.#arena = new InfoArena(parts.ctx.device, {
       capacity: Math.max(64 * 1024, Math.min(s.tasksMax, 1024) * s.storageOffsetAlignment),
       alignment: s.storageOffsetAlignment,
+      maxCapacity: s.maxBufferSize,
       label: `${this.label} info arena`,
     });
     this.staging = new StagingPool(parts.ctx.device, {
