@@ -18,7 +18,7 @@ import { ManagedMemory } from "../memory/managed_memory.ts";
 import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
 import type { MemoryConfiguration } from "../memory/memory_config.ts";
 import { combineUsage, type MemoryReport, type MemoryUsage } from "../memory/memory_usage.ts";
-import type { MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
+import type { LayoutPlan, MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
 import { Handle } from "../server/handle.ts";
 import type { CubeCount, DeviceProperties, LaunchMode, ManagedResource, ProfileDuration } from "../server/types.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
@@ -130,7 +130,11 @@ export class ComputeClient {
   emptyTensors(descriptors: readonly MemoryLayoutDescriptor[]): Tensor[] {
     this.server.checkAlive();
     if (!Array.isArray(descriptors)) throw new TypeError("emptyTensors: descriptors must be an array");
-    const plan = this.server.utilities().layoutPolicy.plan(descriptors);
+    return this.#allocTensors(descriptors, this.server.utilities().layoutPolicy.plan(descriptors));
+  }
+
+  /** Reserves `plan` once and returns one view of it per descriptor. */
+  #allocTensors(descriptors: readonly MemoryLayoutDescriptor[], plan: LayoutPlan): Tensor[] {
     const base = this.empty(plan.size);
     try {
       return plan.placements.map((p, i) => ({
@@ -146,21 +150,25 @@ export class ComputeClient {
 
   /**
    * Allocates a group of tensors in one reservation and writes each one's data.
+   * Every argument is checked before anything is allocated.
    *
    * @param entries Each tensor's descriptor and bytes (exactly `product(shape) × elemSize`).
    * @returns One tensor per entry.
    * @throws {RangeError} When a data length does not match its shape.
    */
   createTensors(entries: readonly { descriptor: MemoryLayoutDescriptor; data: HostData }[]): Tensor[] {
+    this.server.checkAlive();
     const bytes = entries.map((e, i) => toBytes(e.data, `createTensors[${i}]`));
-    const tensors = this.emptyTensors(entries.map((e) => e.descriptor));
-    bytes.forEach((b, i) => {
-      const t = tensors[i]!;
-      if (b.byteLength !== t.handle.sizeInUse) {
-        tensors.forEach((x) => x.handle.release());
-        throw new RangeError(`createTensors[${i}]: ${b.byteLength} B given for shape [${t.shape}] × ${t.elemSize} B`);
+    const descriptors = entries.map((e) => e.descriptor);
+    const plan = this.server.utilities().layoutPolicy.plan(descriptors);
+    plan.placements.forEach((p, i) => {
+      const b = bytes[i]!;
+      if (b.byteLength !== p.size) {
+        const d = descriptors[i]!;
+        throw new RangeError(`createTensors[${i}]: ${b.byteLength} B given for shape [${d.shape}] × ${d.elemSize} B`);
       }
     });
+    const tensors = this.#allocTensors(descriptors, plan);
     // Every write first, then the staging views go back: entries may share one
     // view's buffer, and taking it back detaches every view over it.
     bytes.forEach((b, i) => this.#writeBytes(tensors[i]!.handle, b, false));
