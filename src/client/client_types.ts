@@ -61,16 +61,29 @@ export interface LaunchOptions {
  * @param data The bytes.
  * @param where Call site, for messages.
  * @returns The view.
- * @throws {TypeError} When `data` is neither an ArrayBuffer nor a view.
+ * @throws {TypeError} When `data` is neither an ArrayBuffer nor a view, or
+ * its buffer is detached (a staging view already handed back by a write, a
+ * transferred buffer): its bytes are gone, not zero.
  */
 export function toBytes(data: HostData, where: string): Uint8Array {
-  if (data instanceof Uint8Array) return data;
-  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   const raw = data as unknown;
-  if (raw instanceof ArrayBuffer || (typeof SharedArrayBuffer !== "undefined" && raw instanceof SharedArrayBuffer)) {
-    return new Uint8Array(raw);
+  let buffer: ArrayBufferLike;
+  if (ArrayBuffer.isView(raw)) buffer = raw.buffer;
+  else if (
+    raw instanceof ArrayBuffer || (typeof SharedArrayBuffer !== "undefined" && raw instanceof SharedArrayBuffer)
+  ) {
+    buffer = raw;
+  } else {
+    throw new TypeError(
+      `${where}: data must be an ArrayBuffer or a typed array/DataView, got ${Object.prototype.toString.call(data)}`,
+    );
   }
-  throw new TypeError(
-    `${where}: data must be an ArrayBuffer or a typed array/DataView, got ${Object.prototype.toString.call(data)}`,
-  );
+  if (buffer instanceof ArrayBuffer && buffer.detached) {
+    throw new TypeError(
+      `${where}: data's ArrayBuffer is detached (a staging view is handed back by the write that takes it; lend a new one)`,
+    );
+  }
+  if (raw instanceof Uint8Array) return raw;
+  if (ArrayBuffer.isView(raw)) return new Uint8Array(buffer, raw.byteOffset, raw.byteLength);
+  return new Uint8Array(buffer);
 }
