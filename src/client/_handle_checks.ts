@@ -6,6 +6,7 @@
  */
 
 import { ResourceLimitError } from "../errors.ts";
+import { checkShape, type MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
 import { Handle } from "../server/handle.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
 
@@ -48,4 +49,24 @@ export function checkSize(server: WebGpuServer, size: unknown, where: string): n
     throw new ResourceLimitError("buffer-size", where, [size], [max], "maxBufferSize");
   }
   return size;
+}
+
+/**
+ * Checks one tensor layout descriptor: an object with a valid shape and
+ * element size whose byte count is a safe integer, and a known strategy.
+ *
+ * @param d The value given.
+ * @param where The call and entry, for the error.
+ * @throws {TypeError} When `d` is not a descriptor, or its strategy is unknown.
+ * @throws {RangeError} For an invalid shape or element size, or a byte count above `Number.MAX_SAFE_INTEGER`.
+ */
+export function checkLayoutDescriptor(d: unknown, where: string): asserts d is MemoryLayoutDescriptor {
+  if (d === null || typeof d !== "object") {
+    throw new TypeError(`${where}: expected a layout descriptor { shape, elemSize, strategy? }, got ${String(d)}`);
+  }
+  const { shape, elemSize, strategy } = d as MemoryLayoutDescriptor;
+  checkShape(shape, elemSize, where);
+  if (strategy !== undefined && strategy !== "contiguous" && strategy !== "optimized") {
+    throw new TypeError(`${where}: strategy must be "contiguous" or "optimized", got ${String(strategy)}`);
+  }
 }

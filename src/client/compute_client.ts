@@ -28,7 +28,8 @@ import type { ProfilingToken } from "../ids.ts";
 import { captureSection, profileSection } from "./_sections.ts";
 import { Graph } from "./graph_handle.ts";
 import { badArity, badCount, badIndirectSize } from "./_launch_checks.ts";
-import { checkHandle, checkSize } from "./_handle_checks.ts";
+import { checkHandle, checkLayoutDescriptor, checkSize } from "./_handle_checks.ts";
+import { checkDescriptor } from "../server/descriptors.ts";
 import {
   type HostData,
   type LaunchCount,
@@ -130,7 +131,16 @@ export class ComputeClient {
   emptyTensors(descriptors: readonly MemoryLayoutDescriptor[]): Tensor[] {
     this.server.checkAlive();
     if (!Array.isArray(descriptors)) throw new TypeError("emptyTensors: descriptors must be an array");
-    return this.#allocTensors(descriptors, this.server.utilities().layoutPolicy.plan(descriptors));
+    return this.#allocTensors(descriptors, this.#planTensors(descriptors, "emptyTensors"));
+  }
+
+  /** Checks each descriptor, then lays the group out; throws before anything is allocated. */
+  #planTensors(descriptors: readonly MemoryLayoutDescriptor[], where: string): LayoutPlan {
+    descriptors.forEach((d, i) => checkLayoutDescriptor(d, `${where}[${i}]`));
+    const plan = this.server.utilities().layoutPolicy.plan(descriptors);
+    const max = this.server.properties.memory.maxBufferSize;
+    if (!(plan.size <= max)) throw new ResourceLimitError("buffer-size", where, [plan.size], [max], "maxBufferSize");
+    return plan;
   }
 
   /** Reserves `plan` once and returns one view of it per descriptor. */
@@ -158,9 +168,17 @@ export class ComputeClient {
    */
   createTensors(entries: readonly { descriptor: MemoryLayoutDescriptor; data: HostData }[]): Tensor[] {
     this.server.checkAlive();
+    if (!Array.isArray(entries)) throw new TypeError("createTensors: entries must be an array of { descriptor, data }");
+    entries.forEach((e, i) => {
+      if (e === null || typeof e !== "object") {
+        throw new TypeError(
+          `createTensors[${i}]: expected { descriptor, data }, got ${Object.prototype.toString.call(e)}`,
+        );
+      }
+    });
     const bytes = entries.map((e, i) => toBytes(e.data, `createTensors[${i}]`));
     const descriptors = entries.map((e) => e.descriptor);
-    const plan = this.server.utilities().layoutPolicy.plan(descriptors);
+    const plan = this.#planTensors(descriptors, "createTensors");
     plan.placements.forEach((p, i) => {
       const b = bytes[i]!;
       if (b.byteLength !== p.size) {
@@ -185,7 +203,9 @@ export class ComputeClient {
    */
   async readTensor(tensor: Tensor): Promise<Uint8Array> {
     const h = this.#checkHandle(tensor?.handle, "readTensor");
-    return (await this.server.read([h.copyDescriptor(tensor.shape, tensor.strides, tensor.elemSize)], this.stream))[0]!;
+    const descriptor = h.copyDescriptor(tensor.shape, tensor.strides, tensor.elemSize);
+    checkDescriptor(descriptor, "readTensor");
+    return (await this.server.read([descriptor], this.stream))[0]!;
   }
 
   /**

@@ -90,7 +90,11 @@ export function checkShape(shape: readonly number[], elemSize: number, where: st
   if (!Number.isSafeInteger(elemSize) || elemSize <= 0) {
     throw new RangeError(`${where}: elemSize must be a positive integer, got ${elemSize}`);
   }
-  return n * elemSize;
+  const bytes = n * elemSize;
+  if (!Number.isSafeInteger(bytes)) {
+    throw new RangeError(`${where}: shape [${shape}] × ${elemSize} B is more bytes than Number.MAX_SAFE_INTEGER`);
+  }
+  return bytes;
 }
 
 /**
