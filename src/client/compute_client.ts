@@ -215,6 +215,9 @@ export class ComputeClient {
    *
    * @param sizes Bytes of each view.
    * @returns One `Uint8Array` per size.
+   * @throws {TypeError} When `sizes` is not an array.
+   * @throws {RangeError} When a size is not a non-negative integer.
+   * @throws {ResourceLimitError} When a size exceeds `maxBufferSize` (it could never be written).
    */
   staging(sizes: readonly number[]): Uint8Array[] {
     return this.server.staging(sizes, this.stream);

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { GraphStateError, IoError, type ServerError } from "../errors.ts";
+import { GraphStateError, IoError, ResourceLimitError, type ServerError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import type { HostStagingPool } from "../memory/host_staging.ts";
 import { ManagedMemory, type Slice } from "../memory/managed_memory.ts";
@@ -148,14 +148,20 @@ export class HostTransfers {
    * @param sizes Bytes of each buffer.
    * @returns Host buffers to fill and pass to `write`.
    * @throws {DeviceLostError} Once the device is gone.
+   * @throws {TypeError} When `sizes` is not an array.
    * @throws {RangeError} When a size is not a non-negative integer.
+   * @throws {ResourceLimitError} When a size exceeds `maxBufferSize`.
    */
   staging(sizes: readonly number[]): Uint8Array[] {
     this.#server.checkAlive();
+    if (!Array.isArray(sizes)) throw new TypeError("staging: sizes must be an array of byte counts");
+    const max = this.#ctx.settings.maxBufferSize;
     for (const size of sizes) {
       if (!Number.isSafeInteger(size) || size < 0) {
         throw new RangeError(`staging: sizes must be non-negative integers, got ${size}`);
       }
+      // Nothing larger can be written: create and write move at most maxBufferSize bytes.
+      if (size > max) throw new ResourceLimitError("buffer-size", "staging", [size], [max], "maxBufferSize");
     }
     return this.#hostStaging.lend(sizes);
   }
