@@ -8,7 +8,8 @@
  * least 10 ms each). A read's ranges share one staging buffer as long as their
  * sum fits in `maxBufferSize`, and take more buffers beyond it. Bytes come
  * from `getMappedRange(...).transfer()`: the one copy Deno makes, and no
- * second one.
+ * second one (a size that is not a whole word is cut to its bytes, so a
+ * result's buffer holds exactly what was read).
  *
  * @module
  */
@@ -167,8 +168,9 @@ export class StreamReader {
         if (failure === null) {
           out = r.parts.map((p) => {
             if (p.size === 0) return new Uint8Array(0);
-            const range = staging[p.buf]!.lent.buffer.getMappedRange(p.at, alignUp(p.size, 4)).transfer();
-            return new Uint8Array(range, 0, p.size);
+            const range = staging[p.buf]!.lent.buffer.getMappedRange(p.at, alignUp(p.size, 4));
+            // A whole word moves as is; a partial one is cut to its bytes (the result's buffer holds nothing more).
+            return new Uint8Array(p.size % 4 === 0 ? range.transfer() : range.transfer(p.size));
           });
         }
         for (const s of staging) {
