@@ -80,6 +80,8 @@ export class Graph implements Disposable {
   destroy(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
+    this.#captured = null; // its tasks, bind groups and stream go with the server's copy
+    this.#target = null;
     this.#server.graphDestroy(this.id, this.stream);
   }
 
