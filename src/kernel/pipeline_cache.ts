@@ -235,24 +235,24 @@ export class PipelineCache {
       memo: null,
       checked: Promise.all([validation, internal]).then(([v, i]) => {
         const err = v ?? i;
-        if (err === null) {
-          entry.state = "valid";
-          return;
-        }
-        entry.state = "failed";
-        entry.error = new CompilationError(kernel.name, err.message, { cause: err });
-        const list = this.#entries.get(kernel.id);
-        if (list?.[slot] === entry) list[slot] = undefined;
-        this.#modules.delete(kernel.id);
-      }, (cause) => {
-        entry.state = "failed";
-        entry.error = new CompilationError(kernel.name, String(cause), { cause });
-      }),
+        if (err === null) entry.state = "valid";
+        else this.#fail(entry, slot, new CompilationError(kernel.name, err.message, { cause: err }));
+      }, (cause) => this.#fail(entry, slot, new CompilationError(kernel.name, String(cause), { cause }))),
     };
     let list = this.#entries.get(kernel.id);
     if (list === undefined) this.#entries.set(kernel.id, list = []);
     list[slot] = entry;
     kernel.compiled = { owner: this, slots: list };
     return entry;
+  }
+
+  /** Marks `entry` failed and forgets it (and its module): failed compilations are not cached. */
+  #fail(entry: PipelineEntry, slot: number, error: CompilationError): void {
+    entry.state = "failed";
+    entry.error = error;
+    const id = entry.kernel.id;
+    const list = this.#entries.get(id);
+    if (list?.[slot] === entry) list[slot] = undefined;
+    this.#modules.delete(id);
   }
 }
