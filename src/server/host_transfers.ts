@@ -64,9 +64,9 @@ export class HostTransfers {
     try {
       const server = this.#server;
       server.checkAlive();
-      server.stream(stream).refuseWhileRecording("read");
       if (!Array.isArray(descriptors)) throw new TypeError("read: descriptors must be an array of CopyDescriptor");
-      const items = descriptors.map((d, i) => {
+      // Every argument is checked before the stream is looked up (or built) and any memory resolved.
+      const sizes = descriptors.map((d, i) => {
         const size = checkDescriptor(d, `read[${i}]`);
         this.#checkMemory(d.binding, `read[${i}]`);
         if (!isContiguous(d.shape, d.strides)) {
@@ -75,9 +75,16 @@ export class HostTransfers {
             `read: strides [${d.strides}] are not contiguous for shape [${d.shape}]`,
           );
         }
-        return { slice: this.#resolve(d.binding), offset: d.binding.offsetStart, size };
+        return size;
       });
-      return this.#ctx.guard(server.stream(stream).read(items));
+      const s = server.stream(stream);
+      s.refuseWhileRecording("read");
+      const items = descriptors.map((d, i) => ({
+        slice: this.#resolve(d.binding),
+        offset: d.binding.offsetStart,
+        size: sizes[i]!,
+      }));
+      return this.#ctx.guard(s.read(items));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -101,7 +108,6 @@ export class HostTransfers {
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
     const server = this.#server;
     server.checkAlive();
-    const s = server.stream(stream);
     if (!Array.isArray(writes)) throw new TypeError("write: writes must be an array of [CopyDescriptor, Uint8Array]");
     // Everything that can throw is checked before the first write: a refused call changes nothing.
     writes.forEach((entry, i) => {
@@ -113,6 +119,7 @@ export class HostTransfers {
         throw new RangeError(`write[${i}]: ${bytes?.byteLength} B given for a descriptor of ${size} B`);
       }
     });
+    const s = server.stream(stream); // built only for a call that passed its checks
     if (s.recorder !== null) {
       // The recording remembers every error queued on its stream: endCapture fails.
       s.pushError(
