@@ -211,7 +211,8 @@ export class ComputeClient {
   /**
    * Lends reusable host staging memory. Fill a view and pass it to `write` or
    * `create`: its buffer then returns to the pool and the view is detached,
-   * so repeated uploads allocate and page-fault nothing.
+   * so repeated uploads allocate and page-fault nothing. A lent view's bytes
+   * are unspecified (it may hold an earlier upload): fill all of it.
    *
    * @param sizes Bytes of each view.
    * @returns One `Uint8Array` per size.
