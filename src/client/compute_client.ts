@@ -18,7 +18,7 @@ import { ManagedMemory } from "../memory/managed_memory.ts";
 import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
 import type { MemoryConfiguration } from "../memory/memory_config.ts";
 import { combineUsage, type MemoryReport, type MemoryUsage } from "../memory/memory_usage.ts";
-import type { LayoutPlan, MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
+import type { MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
 import { Handle } from "../server/handle.ts";
 import type { CubeCount, DeviceProperties, LaunchMode, ManagedResource, ProfileDuration } from "../server/types.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
@@ -26,9 +26,10 @@ import type { InfoWords } from "../stream/info_arena.ts";
 import { ServerError } from "../errors.ts";
 import type { ProfilingToken } from "../ids.ts";
 import { captureSection, profileSection } from "./_sections.ts";
+import { allocTensors, checkTensorEntries, planTensors } from "./_tensors.ts";
 import { Graph } from "./graph_handle.ts";
 import { badArity, badCount, badIndirectSize } from "./_launch_checks.ts";
-import { checkHandle, checkLayoutDescriptor, checkSize } from "./_handle_checks.ts";
+import { checkHandle, checkSize } from "./_handle_checks.ts";
 import { checkDescriptor } from "../server/descriptors.ts";
 import {
   type HostData,
@@ -131,31 +132,7 @@ export class ComputeClient {
   emptyTensors(descriptors: readonly MemoryLayoutDescriptor[]): Tensor[] {
     this.server.checkAlive();
     if (!Array.isArray(descriptors)) throw new TypeError("emptyTensors: descriptors must be an array");
-    return this.#allocTensors(descriptors, this.#planTensors(descriptors, "emptyTensors"));
-  }
-
-  /** Checks each descriptor, then lays the group out; throws before anything is allocated. */
-  #planTensors(descriptors: readonly MemoryLayoutDescriptor[], where: string): LayoutPlan {
-    descriptors.forEach((d, i) => checkLayoutDescriptor(d, `${where}[${i}]`));
-    const plan = this.server.utilities().layoutPolicy.plan(descriptors);
-    const max = this.server.properties.memory.maxBufferSize;
-    if (!(plan.size <= max)) throw new ResourceLimitError("buffer-size", where, [plan.size], [max], "maxBufferSize");
-    return plan;
-  }
-
-  /** Reserves `plan` once and returns one view of it per descriptor. */
-  #allocTensors(descriptors: readonly MemoryLayoutDescriptor[], plan: LayoutPlan): Tensor[] {
-    const base = this.empty(plan.size);
-    try {
-      return plan.placements.map((p, i) => ({
-        handle: base.view(p.offsetStart, p.offsetEnd),
-        shape: [...descriptors[i]!.shape],
-        strides: p.strides,
-        elemSize: descriptors[i]!.elemSize,
-      }));
-    } finally {
-      base.release();
-    }
+    return allocTensors((size) => this.empty(size), descriptors, planTensors(this.server, descriptors, "emptyTensors"));
   }
 
   /**
@@ -168,25 +145,8 @@ export class ComputeClient {
    */
   createTensors(entries: readonly { descriptor: MemoryLayoutDescriptor; data: HostData }[]): Tensor[] {
     this.server.checkAlive();
-    if (!Array.isArray(entries)) throw new TypeError("createTensors: entries must be an array of { descriptor, data }");
-    entries.forEach((e, i) => {
-      if (e === null || typeof e !== "object") {
-        throw new TypeError(
-          `createTensors[${i}]: expected { descriptor, data }, got ${Object.prototype.toString.call(e)}`,
-        );
-      }
-    });
-    const bytes = entries.map((e, i) => toBytes(e.data, `createTensors[${i}]`));
-    const descriptors = entries.map((e) => e.descriptor);
-    const plan = this.#planTensors(descriptors, "createTensors");
-    plan.placements.forEach((p, i) => {
-      const b = bytes[i]!;
-      if (b.byteLength !== p.size) {
-        const d = descriptors[i]!;
-        throw new RangeError(`createTensors[${i}]: ${b.byteLength} B given for shape [${d.shape}] × ${d.elemSize} B`);
-      }
-    });
-    const tensors = this.#allocTensors(descriptors, plan);
+    const { bytes, descriptors, plan } = checkTensorEntries(this.server, entries);
+    const tensors = allocTensors((size) => this.empty(size), descriptors, plan);
     // Every write first, then the staging views go back: entries may share one
     // view's buffer, and taking it back detaches every view over it.
     bytes.forEach((b, i) => this.#writeBytes(tensors[i]!.handle, b, false));
