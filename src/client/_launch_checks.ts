@@ -6,6 +6,7 @@
 
 import { ResourceLimitError } from "../errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
+import { bindingSizeError } from "../errors/_binding_size.ts";
 
 /**
  * Throws the error a bad static count deserves (or returns when `onlyIfBad` and it is fine).
@@ -94,11 +95,5 @@ export function badIndirectSize(kernel: Kernel, memory: number, size: number): n
  * @param max The limit.
  */
 export function badBindingSize(kernel: Kernel, where: string, size: number, max: number): never {
-  throw new ResourceLimitError(
-    "binding-size",
-    `launch(${kernel.name}) ${where}`,
-    [size],
-    [max],
-    "maxStorageBufferBindingSize",
-  );
+  throw bindingSizeError(kernel.name, where, size, max);
 }

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { ResourceLimitError } from "../errors.ts";
+import { bindingSizeError } from "../errors/_binding_size.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page, Slice } from "../memory/managed_memory.ts";
 import type { BufferBinding } from "../server/types.ts";
@@ -268,10 +268,7 @@ export class DispatchEncoder implements DispatchPaths {
     const max = this.#ctx.settings.maxBindingSize;
     const bytes = info.length * 4;
     if (bytes <= max) return false;
-    const name = entry.kernel.name;
-    this.#stream.pushError(
-      new ResourceLimitError("binding-size", `launch(${name}) info`, [bytes], [max], "maxStorageBufferBindingSize"),
-    );
+    this.#stream.pushError(bindingSizeError(entry.kernel.name, "info", bytes, max));
     return true;
   }
 
