@@ -53,7 +53,7 @@ export class GraphRecorder {
    * that failed to compile): `endCapture` fails with them even when a drain
    * inside the window has already reported them.
    */
-  readonly refused: ServerError[] = [];
+  readonly windowErrors: ServerError[] = [];
   /** Launches a dry run skipped while recording (they are missing, so `endCapture` fails). */
   dryRunSkips = 0;
 }

@@ -97,7 +97,7 @@ export class GraphRegistry {
     s.capture.begin();
     s.memory.capturePrimingEnd();
     s.recorder = new GraphRecorder();
-    s.recordErrors(s.recorder.refused);
+    s.recordErrors(s.recorder.windowErrors);
   }
 
   /**
@@ -124,7 +124,7 @@ export class GraphRegistry {
     }
     await s.settle();
     const errors = s.drainErrors();
-    for (const e of recorder.refused) if (!errors.includes(e)) errors.push(e);
+    for (const e of recorder.windowErrors) if (!errors.includes(e)) errors.push(e);
     if (errors.length > 0) {
       for (const m of retained) m.drop();
       for (const m of recorder.pins) m.unpin();
