@@ -61,8 +61,16 @@ export function checkDescriptor(d: CopyDescriptor, where: string): number {
   return bytes;
 }
 
-/** Throws when `b` is not a binding a copy can use: memory, a stream id, and non-negative integer offsets inside its size. */
-function checkBinding(b: CopyDescriptor["binding"], where: string): void {
+/**
+ * Throws when `b` is not a binding a copy can use: memory, a stream id, and
+ * non-negative integer offsets inside its size.
+ *
+ * @param b The binding.
+ * @param where Call site, for messages.
+ * @throws {TypeError} When it holds no `ManagedMemory`.
+ * @throws {RangeError} For an invalid stream id, size or offsets.
+ */
+export function checkBinding(b: CopyDescriptor["binding"], where: string): void {
   if (b === null || typeof b !== "object" || !(b.memory instanceof ManagedMemory)) {
     throw new TypeError(`${where}: the binding must be a BufferBinding whose memory is a ManagedMemory`);
   }

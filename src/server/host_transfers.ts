@@ -10,10 +10,10 @@
 import { GraphStateError, IoError, ResourceLimitError, type ServerError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import type { HostStagingPool } from "../memory/host_staging.ts";
-import { ManagedMemory, type Slice } from "../memory/managed_memory.ts";
+import type { Slice } from "../memory/managed_memory.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
 import type { OwnerResolver } from "../stream/stream.ts";
-import { checkDescriptor, isContiguous } from "./descriptors.ts";
+import { checkBinding, checkDescriptor, isContiguous } from "./descriptors.ts";
 import type { StreamHost } from "./stream_slots.ts";
 import type { BufferBinding, CopyDescriptor, ManagedResource } from "./types.ts";
 
@@ -183,15 +183,14 @@ export class HostTransfers {
    * @returns The range; call `release()` when done.
    * @throws {DeviceLostError} Once the device is gone.
    * @throws {TypeError} When `binding` holds no `ManagedMemory`, or memory of another server.
-   * @throws {RangeError} When `binding` claims more bytes than its memory holds.
+   * @throws {RangeError} For an invalid stream id, size or offsets, or a
+   * binding that claims more bytes than its memory holds.
    * @throws {IoError} `not-found` for a stale binding.
    */
   getResource(binding: BufferBinding, stream: StreamId): ManagedResource {
     const server = this.#server;
     server.checkAlive();
-    if (!(binding?.memory instanceof ManagedMemory)) {
-      throw new TypeError("getResource: expected a BufferBinding whose memory is a ManagedMemory");
-    }
+    checkBinding(binding, "getResource");
     this.#checkMemory(binding, "getResource");
     server.stream(stream).submit();
     const slice = this.#resolve(binding);
