@@ -17,7 +17,15 @@
  */
 
 import assert from "node:assert/strict";
-import { CompilationError, defineKernel, ResourceLimitError, ServerUnhealthyError } from "../../mod.ts";
+import {
+  CompilationError,
+  type ComputeClient,
+  defineKernel,
+  type Handle,
+  type Kernel,
+  ResourceLimitError,
+  ServerUnhealthyError,
+} from "../../mod.ts";
 import { incKernel, plusOneKernel as plusOne, readF32, readU32, withClient } from "../_gpu.ts";
 
 /** A kernel whose WGSL does not compile. */
@@ -40,20 +48,40 @@ const huge = defineKernel({
 const failedWith = (type: new (...args: never[]) => Error) => (e: unknown): boolean =>
   e instanceof ServerUnhealthyError && e.errors.some((x) => x instanceof type);
 
+/**
+ * Captures a warm-up launch, then `plusOne` and `bad` while recording: a flush
+ * in the window reports `bad`'s error, `endCapture` still fails with it, and
+ * no graph is stored. Returns `plusOne`'s input and output.
+ */
+async function failedCapture(
+  client: ComputeClient,
+  bad: Kernel,
+  type: new (...args: never[]) => Error,
+  noGraph: string,
+): Promise<{ input: Handle; output: Handle }> {
+  const input = client.create(new Float32Array([1, 2, 3, 4]));
+  const output = client.empty(16);
+  const x = client.create(new Uint32Array([1, 1, 1, 1]));
+  client.graphPrepare();
+  client.launch(plusOne, [1], [input, output]);
+  await client.beginCapture();
+  client.launch(plusOne, [1], [input, output]);
+  client.launch(bad, [1], [x]);
+  await assert.rejects(() => client.flush(), failedWith(type), "a drain reports it");
+  await assert.rejects(() => client.endCapture(), failedWith(type));
+  await client.flush(); // nothing is left queued
+  assert.equal(client.server.graphCount, 0, noGraph);
+  return { input, output };
+}
+
 Deno.test("a kernel that fails to compile inside a capture window makes endCapture fail even after a flush reported it", async () => {
   await withClient(async (client) => {
-    const input = client.create(new Float32Array([1, 2, 3, 4]));
-    const output = client.empty(16);
-    const x = client.create(new Uint32Array([1, 1, 1, 1]));
-    client.graphPrepare();
-    client.launch(plusOne, [1], [input, output]);
-    await client.beginCapture();
-    client.launch(plusOne, [1], [input, output]);
-    client.launch(broken, [1], [x]);
-    await assert.rejects(() => client.flush(), failedWith(CompilationError), "a drain reports it");
-    await assert.rejects(() => client.endCapture(), failedWith(CompilationError));
-    await client.flush(); // nothing is left queued
-    assert.equal(client.server.graphCount, 0, "no graph holding the failed pipeline was stored");
+    const { input, output } = await failedCapture(
+      client,
+      broken,
+      CompilationError,
+      "no graph holding the failed pipeline was stored",
+    );
 
     // The stream works normally: y = 1 + 1 + 1, output = input + 1.
     const y = client.create(new Uint32Array([1, 1, 1, 1]));
@@ -68,18 +96,12 @@ Deno.test("a kernel that fails to compile inside a capture window makes endCaptu
 
 Deno.test("a launch refused for a device limit inside a capture window makes endCapture fail even after a flush reported it", async () => {
   await withClient(async (client) => {
-    const input = client.create(new Float32Array([1, 2, 3, 4]));
-    const output = client.empty(16);
-    const x = client.create(new Uint32Array([1, 1, 1, 1]));
-    client.graphPrepare();
-    client.launch(plusOne, [1], [input, output]);
-    await client.beginCapture();
-    client.launch(plusOne, [1], [input, output]);
-    client.launch(huge, [1], [x]);
-    await assert.rejects(() => client.flush(), failedWith(ResourceLimitError), "a drain reports it");
-    await assert.rejects(() => client.endCapture(), failedWith(ResourceLimitError));
-    await client.flush();
-    assert.equal(client.server.graphCount, 0, "no graph lacking the refused launch was stored");
+    const { input, output } = await failedCapture(
+      client,
+      huge,
+      ResourceLimitError,
+      "no graph lacking the refused launch was stored",
+    );
     client.write(input, new Float32Array([5, 6, 7, 8]));
     client.launch(plusOne, [1], [input, output]);
     assert.deepEqual([...await readF32(client, output)], [6, 7, 8, 9], "the stream works normally afterwards");
