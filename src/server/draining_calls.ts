@@ -10,7 +10,7 @@
 
 import { slotOf } from "../_util/slot.ts";
 import type { GraphRegistry } from "../graph/graph_registry.ts";
-import { DeviceLostError, ProfileError } from "../errors.ts";
+import { ProfileError } from "../errors.ts";
 import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
 import { endProfile, startProfile } from "../profile/profiles.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
@@ -19,15 +19,7 @@ import type { StreamHost, StreamSlots } from "./stream_slots.ts";
 import type { ProfileDuration } from "./types.ts";
 
 const ignore = (): void => {};
-
-/**
- * The error of a failed timestamp read-back: the map fails only when the
- * device is gone, which may be before its `lost` promise has settled.
- */
-function readbackLost(ctx: DeviceContext, s: Stream, cause: unknown): DeviceLostError {
-  return ctx.lost ??
-    new DeviceLostError(`${s.label}: reading profile timestamps back failed`, { reason: "unknown", cause });
-}
+const READBACK = "reading profile timestamps back failed";
 
 /** What `DrainingCalls` is built with. */
 export interface DrainingCallsOptions {
@@ -96,7 +88,9 @@ export class DrainingCalls {
     const logger = this.#ctx.logger;
     // Read back what is still pending: each timing read goes into the logger's summary.
     if (s.profiler !== null && logger.profiling !== "disabled" && logger.profiling !== "minimal") {
-      await this.#ctx.guard(s.profiler.collect().catch((cause) => Promise.reject(readbackLost(this.#ctx, s, cause))));
+      await this.#ctx.guard(
+        s.profiler.collect().catch((cause) => Promise.reject(this.#ctx.lossOf(`${s.label}: ${READBACK}`, cause))),
+      );
     }
   }
 
@@ -129,7 +123,7 @@ export class DrainingCalls {
     const ctx = this.#ctx;
     const s = this.#tokenStream(stream, token);
     const d = await ctx.guard(endProfile(s, token));
-    const lost = (cause: unknown): Promise<never> => Promise.reject(readbackLost(ctx, s, cause));
+    const lost = (cause: unknown): Promise<never> => Promise.reject(ctx.lossOf(`${s.label}: ${READBACK}`, cause));
     const ticks = ctx.guard(d.ticks.catch(lost));
     const dispatches = ctx.guard(d.dispatches.catch(lost));
     // A caller may await only one half: the other's rejection must not go unhandled (it still rejects when awaited).

@@ -15,7 +15,7 @@
 import type { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import type { PipelineCache } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory } from "../memory/managed_memory.ts";
-import type { DeviceLostError } from "../errors.ts";
+import { DeviceLostError } from "../errors.ts";
 import { allocateStorageId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";
 
@@ -100,6 +100,19 @@ export class DeviceContext {
     this.pipelines = parts.pipelines;
     this.settings = parts.settings;
     this.logger = parts.logger;
+  }
+
+  /**
+   * The error of a device call that failed because the device went away: the
+   * recorded loss when it is known, else one saying what failed (a destroy or
+   * loss can fail a map before `device.lost` settles).
+   *
+   * @param what What failed, with the label of what it failed on.
+   * @param cause The failure.
+   * @returns The loss.
+   */
+  lossOf(what: string, cause: unknown): DeviceLostError {
+    return this.lost ?? new DeviceLostError(what, { reason: "unknown", cause });
   }
 
   /**

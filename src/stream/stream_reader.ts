@@ -15,7 +15,7 @@
  */
 
 import { alignUp } from "../_util/align.ts";
-import { DeviceLostError, ServerUnhealthyError } from "../errors.ts";
+import { type DeviceLostError, ServerUnhealthyError } from "../errors.ts";
 import type { ManagedMemory, Slice } from "../memory/managed_memory.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { StagingBuffer } from "./staging_pool.ts";
@@ -131,7 +131,7 @@ export class StreamReader {
 
   /** The device's loss when known, else a `DeviceLostError` saying what failed. */
   #lost(what: string, cause: unknown): DeviceLostError {
-    return this.#ctx.lost ?? new DeviceLostError(`${this.#stream.label}: ${what}`, { reason: "unknown", cause });
+    return this.#ctx.lossOf(`${this.#stream.label}: ${what}`, cause);
   }
 
   /**
