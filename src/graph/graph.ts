@@ -45,8 +45,14 @@ export interface RecordedDispatch {
 export class GraphRecorder {
   /** Captured launches, in order. */
   readonly dispatches: RecordedDispatch[] = [];
-  /** Cross-stream bindings pinned for the graph's lifetime. */
+  /**
+   * Memory pinned for the graph's lifetime: every binding and indirect count
+   * it recorded (CubeCL pins every buffer a graph records until
+   * `graphDestroy`), so a handle released after the capture does not hand
+   * its slice to another handle while replays still use it.
+   */
   readonly pins: ManagedMemory[] = [];
+  #pinned = new Set<ManagedMemory>();
   /**
    * Every error queued on the stream while recording (a refused write or
    * replay, a stale binding, a launch refused for a device limit, a kernel
@@ -56,6 +62,18 @@ export class GraphRecorder {
   readonly windowErrors: ServerError[] = [];
   /** Launches a dry run skipped while recording (they are missing, so `endCapture` fails). */
   dryRunSkips = 0;
+
+  /**
+   * Pins `memory` for the graph's lifetime, once however many dispatches use it.
+   *
+   * @param memory The memory a recorded dispatch binds or reads its counts from.
+   */
+  pin(memory: ManagedMemory): void {
+    if (this.#pinned.has(memory)) return;
+    this.#pinned.add(memory);
+    memory.pin();
+    this.pins.push(memory);
+  }
 }
 
 /** One dispatch of a graph, ready to encode. */

@@ -1,7 +1,7 @@
 /**
  * Recording a launch into the graph being captured: its bindings are
- * resolved now (cross-stream ones pinned for the graph's lifetime), its info
- * words copied, its indirect source noted; nothing is encoded.
+ * resolved now and pinned for the graph's lifetime (with its indirect count),
+ * its info words copied, its indirect source noted; nothing is encoded.
  *
  * @module
  */
@@ -53,13 +53,18 @@ export function recordLaunch(
   if (resolver.resolve(bindings, n, name, recorder.pins) < 0) return;
   const cache = stream.bindGroups;
   const pages: Page[] = [];
-  for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
+  for (let i = 0; i < n; i++) {
+    const memory = bindings[i]!.memory;
+    recorder.pin(memory);
+    pages.push(memory.slice!.page);
+  }
   let source: RecordedDispatch["indirect"] = null;
   if (indirect !== null) {
     // Cross-stream counts are pinned for the graph's lifetime.
     const r = resolver.resolveIndirect(indirect, n, name, recorder.pins);
     if (r === null) return;
     const { slice, conflict } = r;
+    recorder.pin(indirect.memory);
     source = {
       buffer: slice.page.storage.resource!,
       offset: slice.offset + indirect.offsetStart,
