@@ -22,6 +22,7 @@
  */
 
 import { oneOf } from "./_util/one_of.ts";
+import { readGrantedEnv } from "./_util/granted_env.ts";
 
 /** Level of a subsystem: off, the essentials, or everything. */
 export type LogLevel = "disabled" | "basic" | "full";
@@ -102,18 +103,16 @@ export class ServerLogger {
   }
 
   /**
-   * Builds a logger from `DENOGPU_LOG`. Without permission to read the
-   * environment, or when the variable is unset, everything is off.
+   * Builds a logger from `DENOGPU_LOG`. The variable is read only when env
+   * access to it is already granted (`--allow-env`, or
+   * `--allow-env=DENOGPU_LOG`): asking would stop `deno run` at a prompt in
+   * a terminal. Without that permission, or when the variable is unset,
+   * everything is off.
    *
    * @returns The logger.
    */
   static fromEnv(): ServerLogger {
-    let value: string | undefined;
-    try {
-      value = Deno.env.get(LOG_ENV_VAR);
-    } catch {
-      value = undefined;
-    }
+    const value = readGrantedEnv(LOG_ENV_VAR);
     const ignored: string[] = [];
     const logger = new ServerLogger(
       parseLogEnv(value, { onIgnored: (part, why) => ignored.push(`"${part}" (${why})`) }),
