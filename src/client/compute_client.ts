@@ -59,7 +59,7 @@ import {
  * client.destroy();
  * ```
  */
-export class ComputeClient {
+export class ComputeClient implements Disposable, AsyncDisposable {
   /** The server behind the client (shared by every client of `onStream`). */
   readonly server: WebGpuServer;
   /** The stream every call of this client targets. */
@@ -554,5 +554,31 @@ export class ComputeClient {
    */
   destroy(): void {
     this.server.destroy();
+  }
+
+  /**
+   * Same as `destroy()`, so `using client = await createClient()` works. Work
+   * still queued is submitted, not waited for; use `await using` to wait.
+   */
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
+
+  /**
+   * Waits for the device to finish the work queued on this client's stream,
+   * then destroys the device, so `await using client = await createClient()`
+   * ends its scope with the work done. The device is destroyed even when the
+   * wait rejects (errors queued by that work, `ServerUnhealthyError`); a
+   * client already destroyed is left alone.
+   *
+   * @returns Rejects with what `sync()` rejected with.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.server.closed) return;
+    try {
+      await this.sync();
+    } finally {
+      this.destroy();
+    }
   }
 }
