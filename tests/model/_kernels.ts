@@ -7,6 +7,7 @@
  */
 
 import { defineKernel, type Kernel } from "../../mod.ts";
+import { defineLoopKernel, type LoopKernel } from "../_loop_budget.ts";
 
 /** out[i] = a[i] ^ b[i] for i < n; info = [n]. */
 export const xorKernel: Kernel = defineKernel({
@@ -22,7 +23,7 @@ export const xorKernel: Kernel = defineKernel({
 });
 
 /** dst[0] = src[0] + ... + src[n - 1] (one invocation); info = [n]. */
-export const sumKernel: Kernel = defineKernel({
+export const sumKernel: LoopKernel = defineLoopKernel({
   name: "model-sum",
   wgsl: `
 @group(0) @binding(0) var<storage, read_write> src: array<u32>;
@@ -33,7 +34,7 @@ export const sumKernel: Kernel = defineKernel({
   for (var i = 0u; i < n; i++) { s += src[i]; }
   dst[0] = s;
 }`,
-});
+}, ({ info }) => info[0]!);
 
 /**
  * x[i] = v + 3 i for i < n, where i is the linear index of a 3-D dispatch of

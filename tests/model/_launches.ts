@@ -6,6 +6,7 @@
 import type { ComputeClient, LaunchCount } from "../../mod.ts";
 import { addConstKernel, affineKernel, incKernel } from "../_gpu.ts";
 import { fill3dKernel, sumKernel, xorKernel } from "./_kernels.ts";
+import { checkLoopBudget } from "../_loop_budget.ts";
 import { compatible, defW, getW, type LaunchSpec, type ModelState, type Ref, setW, words } from "./_state.ts";
 
 /** A random launch of a modelled kernel on live handles, or null when no handle fits. */
@@ -100,8 +101,9 @@ export function makeLaunch(
     const src = pick(all);
     const dst = pick(all);
     const n = int(words(src) + 1);
+    checkLoopBudget(sumKernel, [1], new Uint32Array([n]));
     return {
-      kernel: sumKernel,
+      kernel: sumKernel.kernel,
       count: [1],
       refs: [src, dst],
       info: new Uint32Array([n]),

@@ -18,9 +18,10 @@ import {
   summarizeDispatches,
 } from "../../mod.ts";
 import { incKernel, withClient } from "../_gpu.ts";
+import { defineLoopKernel, launchWithinBudget } from "../_loop_budget.ts";
 
 /** Spins `iterations` (info word 0) times per invocation, then writes the result. */
-const spin = defineKernel({
+const spin = defineLoopKernel({
   name: "spin",
   wgsl: `
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
@@ -30,7 +31,7 @@ const spin = defineKernel({
   for (var i = 0u; i < iterations; i++) { acc = acc * 1664525u + 1013904223u; }
   out[g.x] = acc;
 }`,
-});
+}, ({ info }) => info[0]!);
 
 Deno.test("a kernel made 10x longer measures longer on the device", async () => {
   await withClient(async (client) => {
@@ -38,7 +39,7 @@ Deno.test("a kernel made 10x longer measures longer on the device", async () => 
     const out = client.empty(64 * 4 * 4);
     const run = (n: number) =>
       client.profile(() => {
-        for (let i = 0; i < 4; i++) client.launch(spin, [4], [out], new Uint32Array([n]));
+        for (let i = 0; i < 4; i++) launchWithinBudget(client, spin, [4], [out], new Uint32Array([n]));
       });
     await run(10); // warm the pipeline
     const short = await run(2_000);
@@ -114,7 +115,7 @@ Deno.test("the Chrome trace of a profile is JSON with one event per dispatch", a
     try {
       const p = await client.profile(() => {
         for (let i = 0; i < 3; i++) client.launch(incKernel, [1], [x]);
-        client.launch(spin, [1], [out], new Uint32Array([100]));
+        launchWithinBudget(client, spin, [1], [out], new Uint32Array([100]));
       }, { trace: path });
       const trace = JSON.parse(await Deno.readTextFile(path));
       const events = trace.traceEvents.filter((e: { ph: string }) => e.ph === "X");
@@ -181,7 +182,7 @@ Deno.test("exclusive() turns a throw into a ServerError; profile() re-raises it;
 Deno.test("system timing measures with the host clock when asked for", async () => {
   await withClient(async (client) => {
     const out = client.empty(64 * 4);
-    const p = await client.profile(() => client.launch(spin, [1], [out], new Uint32Array([1000])));
+    const p = await client.profile(() => launchWithinBudget(client, spin, [1], [out], new Uint32Array([1000])));
     assert.equal(p.duration.method, "system");
     assert.ok(p.nanos > 0);
     assert.deepEqual(p.dispatches, []);

@@ -20,7 +20,8 @@
  */
 
 import assert from "node:assert/strict";
-import { type ComputeClient, defineKernel, type Handle, type Kernel } from "../../mod.ts";
+import { type ComputeClient, type Handle, Kernel } from "../../mod.ts";
+import { defineLoopKernel, launchWithinBudget, type LoopKernel, type LoopLaunch } from "../_loop_budget.ts";
 import { countSubmits, incKernel, readU32, rng, withClient } from "../_gpu.ts";
 
 const KiB = 1024;
@@ -63,8 +64,11 @@ const HEAP_MARGIN = 64 * MiB;
  */
 const HEAP_MARGIN_GC = 8 * MiB;
 
+/** Loop iterations of one invocation of a grid-strided loop over info word 0 elements. */
+const strided = ({ count, info }: LoopLaunch) => Math.ceil(info[0]! / (count[0] * 64));
+
 /** dst[i] = src[i] * k + c (u32, wrapping) for i < n; any number of workgroups. */
-const affine = defineKernel({
+const affine = defineLoopKernel({
   name: "soak-affine",
   wgsl: `
 struct Info { n: u32, k: u32, c: u32 }
@@ -75,10 +79,10 @@ struct Info { n: u32, k: u32, c: u32 }
 fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) w: vec3u) {
   for (var i = g.x; i < info.n; i += w.x * 64u) { dst[i] = src[i] * info.k + info.c; }
 }`,
-});
+}, strided);
 
 /** a[i] = a[i] + b[i] * k (u32, wrapping) for i < n; any number of workgroups. */
-const mix = defineKernel({
+const mix = defineLoopKernel({
   name: "soak-mix",
   wgsl: `
 struct Info { n: u32, k: u32 }
@@ -89,7 +93,7 @@ struct Info { n: u32, k: u32 }
 fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) w: vec3u) {
   for (var i = g.x; i < info.n; i += w.x * 64u) { a[i] = a[i] + b[i] * info.k; }
 }`,
-});
+}, strided);
 
 /** Records the labels of the buffers `createBuffer` creates on a device until `stop()`. */
 function watchBuffers(device: GPUDevice): { labels: string[]; stop: () => void } {
@@ -129,12 +133,13 @@ Deno.test({
       let launches = 0;
       const launch = (
         s: ComputeClient,
-        kernel: Kernel,
+        kernel: Kernel | LoopKernel,
         count: number,
         buffers: Handle[],
         info?: Uint32Array,
       ) => {
-        s.launch(kernel, [count], buffers, info);
+        if (kernel instanceof Kernel) s.launch(kernel, [count], buffers, info);
+        else launchWithinBudget(s, kernel, [count], buffers, info);
         launches++;
       };
       const wgFor = (n: number) => (r() < 0.8 ? 1 : Math.ceil(n / 64)); // mostly one workgroup
