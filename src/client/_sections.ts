@@ -9,7 +9,7 @@
 import type { GraphId, StreamId } from "../ids.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
 import { TraceWriteError } from "../errors.ts";
-import { discardProfile } from "../profile/profiles.ts";
+import { discardProfile } from "../stream/stream_profiles.ts";
 import { summarizeDispatches, writeChromeTrace } from "../profile/trace.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
 

@@ -7,11 +7,11 @@
  */
 
 import { ResourceLimitError } from "../errors.ts";
-import type { LayoutPlan, MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
-import type { Handle } from "../server/handle.ts";
+import type { Handle } from "../contract/handle.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
-import { checkLayoutDescriptor } from "./_handle_checks.ts";
+import { checkLayoutDescriptor } from "../contract/handle_checks.ts";
 import { type HostData, type Tensor, toBytes } from "./client_types.ts";
+import type { LayoutPlan, MemoryLayoutDescriptor } from "../contract/memory_types.ts";
 
 /**
  * Checks each descriptor, then lays the group out with the server's layout

@@ -4,10 +4,10 @@
  * @module
  */
 
-import type { DispatchTiming } from "../profile/timestamp_profiler.ts";
 import type { KernelSummary } from "../profile/trace.ts";
-import type { Handle } from "../server/handle.ts";
-import type { CubeCount, LaunchMode, ProfileDuration, ProfileTicks } from "../server/types.ts";
+import type { Handle } from "../contract/handle.ts";
+import type { CubeCount, LaunchMode, ProfileDuration, ProfileTicks } from "../contract/types.ts";
+import type { DispatchTiming } from "../contract/types.ts";
 
 /** Host bytes accepted by `create` and `write`. */
 export type HostData = ArrayBufferView | ArrayBuffer;

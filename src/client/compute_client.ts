@@ -14,23 +14,19 @@
 import { ResourceLimitError } from "../errors.ts";
 import { checkStreamId, type StreamId } from "../ids.ts";
 import { Kernel } from "../kernel/kernel.ts";
-import { ManagedMemory } from "../memory/managed_memory.ts";
-import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
-import type { MemoryConfiguration } from "../memory/memory_config.ts";
-import { combineUsage, type MemoryReport, type MemoryUsage } from "../memory/memory_usage.ts";
-import type { MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
-import { Handle } from "../server/handle.ts";
-import type { CubeCount, DeviceProperties, LaunchMode, ManagedResource, ProfileDuration } from "../server/types.ts";
+import { ManagedMemory } from "../contract/managed_memory.ts";
+import { combineUsage } from "../memory/memory_usage.ts";
+import { Handle } from "../contract/handle.ts";
+import type { CubeCount, DeviceProperties, LaunchMode, ManagedResource, ProfileDuration } from "../contract/types.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
-import type { InfoWords } from "../stream/info_arena.ts";
 import { ServerError } from "../errors.ts";
 import type { ProfilingToken } from "../ids.ts";
 import { captureSection, profileSection } from "./_sections.ts";
 import { allocTensors, checkTensorEntries, planTensors } from "./_tensors.ts";
 import { Graph } from "./graph_handle.ts";
-import { badArity, badCount, badIndirectSize } from "./_launch_checks.ts";
-import { checkHandle, checkSize } from "./_handle_checks.ts";
-import { checkDescriptor } from "../server/descriptors.ts";
+import { badArity, badCount, badIndirectSize } from "../contract/launch_checks.ts";
+import { checkHandle, checkSize } from "../contract/handle_checks.ts";
+import { checkDescriptor } from "../contract/descriptors.ts";
 import {
   type HostData,
   type LaunchCount,
@@ -40,6 +36,14 @@ import {
   type Tensor,
   toBytes,
 } from "./client_types.ts";
+import type { InfoWords } from "../contract/types.ts";
+import type {
+  MemoryAllocationMode,
+  MemoryConfiguration,
+  MemoryLayoutDescriptor,
+  MemoryReport,
+  MemoryUsage,
+} from "../contract/memory_types.ts";
 
 /**
  * The user-facing client of one device, bound to one stream.

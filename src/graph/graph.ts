@@ -14,8 +14,7 @@ import { alignUp } from "../_util/align.ts";
 import type { GraphId } from "../ids.ts";
 import type { ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
-import type { ManagedMemory, Page } from "../memory/managed_memory.ts";
-import type { IndirectSource } from "../stream/indirect_counts.ts";
+import type { ManagedMemory, Page } from "../contract/managed_memory.ts";
 
 /** One launch captured while recording. */
 export interface RecordedDispatch {
@@ -278,4 +277,12 @@ export function buildGraph(
     pins: recorder.pins,
     owned,
   });
+}
+
+/** Where an indirect dispatch reads its three u32 workgroup counts. */
+export interface IndirectSource {
+  /** The buffer holding the counts. */
+  readonly buffer: GPUBuffer;
+  /** Byte offset of the counts. */
+  readonly offset: number;
 }

@@ -6,9 +6,10 @@
  * @module
  */
 
-import { type ManagedMemory, Page, poolOwned, Slice } from "./managed_memory.ts";
-import { emptyUsage, type MemoryPoolReport, type MemoryUsage, type PoolShape } from "./memory_usage.ts";
-import type { ComputeStorage } from "./storage.ts";
+import { type ManagedMemory, Page, poolOwned, Slice } from "../contract/managed_memory.ts";
+import { emptyUsage } from "./memory_usage.ts";
+import type { ComputeStorage } from "../contract/storage.ts";
+import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
 
 /** What the GPU labels call one page of a pool. */
 export type PageNoun = "page" | "buffer";

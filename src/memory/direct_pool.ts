@@ -16,10 +16,10 @@
 
 import { alignUp } from "../_util/align.ts";
 import { pageIsFree, PoolPages } from "./_pool_pages.ts";
-import type { ManagedMemory } from "./managed_memory.ts";
+import type { ManagedMemory } from "../contract/managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
-import type { MemoryPoolReport, MemoryUsage, PoolShape } from "./memory_usage.ts";
-import type { ComputeStorage } from "./storage.ts";
+import type { ComputeStorage } from "../contract/storage.ts";
+import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
 
 /** Shape of a direct pool. */
 export interface DirectPoolOptions {

@@ -9,10 +9,10 @@
 import { alignUp, paddingFor } from "../_util/align.ts";
 import { IoError } from "../errors.ts";
 import { pageIsFree, PoolPages } from "./_pool_pages.ts";
-import type { ManagedMemory, Page } from "./managed_memory.ts";
+import type { ManagedMemory, Page } from "../contract/managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
-import type { MemoryPoolReport, MemoryUsage, PoolShape } from "./memory_usage.ts";
-import type { ComputeStorage } from "./storage.ts";
+import type { ComputeStorage } from "../contract/storage.ts";
+import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
 
 /** Shape of an exclusive pool, in bytes. */
 export interface ExclusivePoolOptions {

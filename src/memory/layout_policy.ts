@@ -10,50 +10,10 @@
  */
 
 import { alignUp } from "../_util/align.ts";
-
-/** `contiguous` is row-major; `optimized` lets a policy pad rows (contiguous on WebGPU). */
-export type LayoutStrategy = "contiguous" | "optimized";
-
-/** The shape of one tensor to lay out. */
-export interface MemoryLayoutDescriptor {
-  /** Extent of each dimension, in elements. */
-  readonly shape: readonly number[];
-  /** Bytes per element. */
-  readonly elemSize: number;
-  /** Layout strategy. @default "contiguous" */
-  readonly strategy?: LayoutStrategy;
-}
-
-/** Where one tensor lives inside a group's reservation. */
-export interface TensorPlacement {
-  /** Bytes before the tensor. */
-  readonly offsetStart: number;
-  /** Bytes after the tensor. */
-  readonly offsetEnd: number;
-  /** Stride of each dimension, in elements. */
-  readonly strides: readonly number[];
-  /** Bytes of the tensor: `product(shape) × elemSize`. */
-  readonly size: number;
-}
-
-/** A group's reservation size and the placement of each tensor. */
-export interface LayoutPlan {
-  /** Bytes to reserve for the whole group. */
-  readonly size: number;
-  /** One placement per descriptor, in order. */
-  readonly placements: readonly TensorPlacement[];
-}
-
-/** Decides the layout of new tensors. Pure and synchronous: it runs on the client. */
-export interface MemoryLayoutPolicy {
-  /**
-   * Lays out a group of tensors in one reservation.
-   *
-   * @param descriptors The tensors.
-   * @returns The reservation size and each tensor's placement.
-   */
-  plan(descriptors: readonly MemoryLayoutDescriptor[]): LayoutPlan;
-}
+import type { LayoutPlan } from "../contract/memory_types.ts";
+import type { MemoryLayoutDescriptor } from "../contract/memory_types.ts";
+import type { MemoryLayoutPolicy } from "../contract/memory_types.ts";
+import { checkShape } from "../contract/descriptors.ts";
 
 /**
  * Row-major strides of a shape, in elements.
@@ -75,26 +35,6 @@ export function contiguousStrides(shape: readonly number[]): number[] {
     s *= shape[i]!;
   }
   return strides;
-}
-
-/** Checks a shape and element size, throwing a `RangeError` naming the bad value. */
-export function checkShape(shape: readonly number[], elemSize: number, where: string): number {
-  if (!Array.isArray(shape)) throw new TypeError(`${where}: shape must be an array of non-negative integers`);
-  let n = 1;
-  for (const d of shape) {
-    if (!Number.isSafeInteger(d) || d < 0) {
-      throw new RangeError(`${where}: shape [${shape}] has an invalid extent ${d}`);
-    }
-    n *= d;
-  }
-  if (!Number.isSafeInteger(elemSize) || elemSize <= 0) {
-    throw new RangeError(`${where}: elemSize must be a positive integer, got ${elemSize}`);
-  }
-  const bytes = n * elemSize;
-  if (!Number.isSafeInteger(bytes)) {
-    throw new RangeError(`${where}: shape [${shape}] × ${elemSize} B is more bytes than Number.MAX_SAFE_INTEGER`);
-  }
-  return bytes;
 }
 
 /**

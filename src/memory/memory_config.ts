@@ -16,54 +16,8 @@
 import { alignUp } from "../_util/align.ts";
 import { PoolConfigError } from "../errors.ts";
 import { MAX_SLICED_POOL_PAGES } from "./sliced_pool.ts";
-
-/** One pool of a custom layout. Sizes are in bytes and are rounded up to the device alignment. */
-export type PoolConfig =
-  | {
-    /** One device buffer per allocation, reused by size. */
-    kind: "exclusive";
-    /** Largest allocation served, at most the device's `maxBufferSize`; 0 makes a pool for zero-byte allocations. */
-    maxAllocSize: number;
-    /** Reservations per 5 idle sweeps; omitted means idle pages are kept until cleanup. */
-    deallocPeriod?: number;
-  }
-  | {
-    /** Many allocations carved out of large pages. */
-    kind: "sliced";
-    /** Bytes per page. */
-    pageSize: number;
-    /** Largest allocation carved from a page. @default pageSize */
-    maxSliceSize?: number;
-    /** Cap on the bytes of all pages together; a full capped pool spills to the next pool. */
-    maxPoolSize?: number;
-    /** Accepted for CubeCL parity; sliced pools free pages only on explicit cleanup. */
-    deallocPeriod?: number;
-  }
-  | {
-    /** One exact-size buffer per allocation, reused by identical size only. */
-    kind: "direct";
-    /** Watermark in bytes above which free buffers are released (after each new buffer is made); 0 keeps none. */
-    reclaimAt?: number;
-  };
-
-/**
- * A memory layout: a preset or an explicit, ordered pool list.
- *
- * - `"subslices"` (the default): a zero-byte pool, a ladder of sliced pools,
- *   and an exclusive tail for the largest allocations.
- * - `"exclusive-pages"`: 24 exclusive buckets from 32 KiB to the largest page.
- * - `{ pools }`: your own pools, in routing order (the first pool that
- *   accepts a size serves it).
- */
-export type MemoryConfiguration = "subslices" | "exclusive-pages" | { pools: PoolConfig[] };
-
-/**
- * How persistent allocation mode is honoured (CubeCL's `persistent_memory`):
- * `enabled` honours mode switches; `size-match` also routes automatic
- * allocations to the persistent pool when that exact size already lives there;
- * `disabled` ignores switches; `enforced` is always persistent.
- */
-export type PersistentMemoryPolicy = "enabled" | "size-match" | "disabled" | "enforced";
+import type { MemoryConfiguration } from "../contract/memory_types.ts";
+import type { PoolConfig } from "../contract/memory_types.ts";
 
 /** Device memory properties that shape pools (CubeCL's `DeviceProperties.memory`). */
 export interface MemoryProperties {

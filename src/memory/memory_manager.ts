@@ -31,16 +31,14 @@
 import { InstallMemoryPoolsError, IoError } from "../errors.ts";
 import { DirectPool } from "./direct_pool.ts";
 import { ExclusivePool } from "./exclusive_pool.ts";
-import type { ManagedMemory, Slice } from "./managed_memory.ts";
-import type { PersistentMemoryPolicy, PoolConfig } from "./memory_config.ts";
+import type { ManagedMemory, Slice } from "../contract/managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
-import { combineUsage, type MemoryReport, type MemoryUsage } from "./memory_usage.ts";
+import { combineUsage } from "./memory_usage.ts";
 import { PersistentPool } from "./persistent_pool.ts";
 import { SlicedPool } from "./sliced_pool.ts";
-import type { ComputeStorage } from "./storage.ts";
-
-/** Where new allocations go: the dynamic pools, or the persistent pool. */
-export type MemoryAllocationMode = "auto" | "persistent";
+import type { ComputeStorage } from "../contract/storage.ts";
+import type { MemoryReport, MemoryUsage, PersistentMemoryPolicy, PoolConfig } from "../contract/memory_types.ts";
+import type { MemoryAllocationMode } from "../contract/memory_types.ts";
 
 /** Options of a memory manager. */
 export interface MemoryManagerOptions {

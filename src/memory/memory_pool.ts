@@ -9,8 +9,8 @@
  * @module
  */
 
-import type { ManagedMemory } from "./managed_memory.ts";
-import type { MemoryPoolReport, MemoryUsage, PoolShape } from "./memory_usage.ts";
+import type { ManagedMemory } from "../contract/managed_memory.ts";
+import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
 
 /** A pool of device memory. */
 export interface MemoryPool {

@@ -6,49 +6,9 @@
  */
 
 import { formatBytes, formatPercent } from "../_util/format.ts";
-
-/** How much device memory is held and used. */
-export interface MemoryUsage {
-  /** Live allocations. */
-  numberAllocs: number;
-  /** Requested bytes of live allocations. */
-  bytesInUse: number;
-  /** Alignment padding of live allocations, in bytes. */
-  bytesPadding: number;
-  /** Device bytes held, free or not. */
-  bytesReserved: number;
-}
-
-/** The effective shape of one pool, after alignment and shrinking. */
-export type PoolShape =
-  | { type: "sliced"; pageSize: number; maxSliceSize: number; maxPoolSize?: number }
-  | { type: "exclusive"; maxAllocSize: number; deallocPeriod?: number }
-  | { type: "direct"; reclaimAt?: number }
-  | { type: "persistent" };
-
-/** The state of one pool. */
-export interface MemoryPoolReport {
-  /** The pool's kind and effective shape. */
-  kind: PoolShape;
-  /** The pool's usage. */
-  usage: MemoryUsage;
-  /** Pages (device buffers) held now. */
-  pages: number;
-  /** Highest number of pages held at once since the pool was built. */
-  pagesPeak: number;
-  /** Pages carved under a dry run and not yet backed by device memory. */
-  pagesUnmapped: number;
-  /** Largest requested size ever served, in bytes. */
-  largestAlloc: number;
-}
-
-/** The main pools of one stream: dynamic pools in routing order, then the persistent pool. */
-export interface MemoryReport {
-  /** Dynamic pools, in routing order. */
-  dynamic: MemoryPoolReport[];
-  /** The persistent pool (weights and graph working sets). */
-  persistent: MemoryPoolReport;
-}
+import type { MemoryReport } from "../contract/memory_types.ts";
+import type { MemoryUsage } from "../contract/memory_types.ts";
+import type { PoolShape } from "../contract/memory_types.ts";
 
 /** Returns an all-zero usage. */
 export function emptyUsage(): MemoryUsage {

@@ -8,10 +8,10 @@
 
 import { alignUp } from "../_util/align.ts";
 import { pageIsFree, PoolPages } from "./_pool_pages.ts";
-import type { ManagedMemory, Slice } from "./managed_memory.ts";
+import type { ManagedMemory, Slice } from "../contract/managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
-import type { MemoryPoolReport, MemoryUsage, PoolShape } from "./memory_usage.ts";
-import type { ComputeStorage } from "./storage.ts";
+import type { ComputeStorage } from "../contract/storage.ts";
+import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
 
 /** Exact effective-size reuse; never rebuilt by `installMemoryPools`. */
 export class PersistentPool implements MemoryPool {

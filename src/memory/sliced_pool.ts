@@ -8,10 +8,10 @@
 import { alignDown, paddingFor } from "../_util/align.ts";
 import { IoError } from "../errors.ts";
 import { PoolPages } from "./_pool_pages.ts";
-import { type ManagedMemory, type Page, poolOwned, Slice } from "./managed_memory.ts";
+import { type ManagedMemory, type Page, poolOwned, Slice } from "../contract/managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
-import type { MemoryPoolReport, MemoryUsage, PoolShape } from "./memory_usage.ts";
-import type { ComputeStorage } from "./storage.ts";
+import type { ComputeStorage } from "../contract/storage.ts";
+import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
 
 /** Shape of a sliced pool, in bytes. */
 export interface SlicedPoolOptions {

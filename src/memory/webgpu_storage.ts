@@ -11,7 +11,7 @@
 
 import { IoError, type ServerError } from "../errors.ts";
 import { allocateStorageId } from "../ids.ts";
-import type { ComputeStorage, StorageHandle } from "./storage.ts";
+import type { ComputeStorage, StorageHandle } from "../contract/storage.ts";
 
 /** Options of a WebGPU storage. */
 export interface WebGpuStorageOptions {

@@ -17,23 +17,8 @@
 
 import type { ServerError } from "../errors.ts";
 import type { ProfilingToken, StreamId } from "../ids.ts";
+import type { DispatchTiming } from "../contract/types.ts";
 import { OpenProfiles } from "./_open_profiles.ts";
-
-/** Device time of one dispatch. */
-export interface DispatchTiming {
-  /** Kernel name. */
-  readonly name: string;
-  /** Stream it ran on. */
-  readonly stream: StreamId;
-  /**
-   * Device start, in nanoseconds since the first timestamp read back by any
-   * stream of the server (one time axis for every stream; a dispatch that ran
-   * before that one but was read back later is negative).
-   */
-  readonly start: number;
-  /** Device end, on the same axis as `start`. */
-  readonly end: number;
-}
 
 interface PassRecord {
   seq: number;

@@ -1,3 +1,4 @@
+import type { DispatchTiming } from "../contract/types.ts";
 /**
  * Per-kernel summaries and Chrome trace files of profiled dispatches. The
  * trace is the JSON "Trace Event Format" that Perfetto and `chrome://tracing`
@@ -5,8 +6,6 @@
  *
  * @module
  */
-
-import type { DispatchTiming } from "./timestamp_profiler.ts";
 
 /** Device time of one kernel over a profile. */
 export interface KernelSummary {

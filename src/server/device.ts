@@ -7,7 +7,7 @@
 
 import { stableHash } from "../_util/hash.ts";
 import { ServerError } from "../errors.ts";
-import type { DeviceProperties } from "./types.ts";
+import type { DeviceProperties } from "../contract/types.ts";
 
 /** How to obtain a device. */
 export interface DeviceOptions {

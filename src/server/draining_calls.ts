@@ -9,14 +9,14 @@
  */
 
 import { slotOf } from "../_util/slot.ts";
-import type { GraphRegistry } from "../graph/graph_registry.ts";
+import type { GraphRegistry } from "./graph_registry.ts";
 import { ProfileError } from "../errors.ts";
 import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
-import { endProfile, startProfile } from "../profile/profiles.ts";
+import { endProfile, startProfile } from "../stream/stream_profiles.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
 import type { Stream } from "../stream/stream.ts";
 import type { StreamHost, StreamSlots } from "./stream_slots.ts";
-import type { ProfileDuration } from "./types.ts";
+import type { ProfileDuration } from "../contract/types.ts";
 
 const ignore = (): void => {};
 const READBACK = "reading profile timestamps back failed";

@@ -10,12 +10,12 @@
 import { GraphStateError, IoError, ResourceLimitError, type ServerError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import type { HostStagingPool } from "../memory/host_staging.ts";
-import type { Slice } from "../memory/managed_memory.ts";
+import type { Slice } from "../contract/managed_memory.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
 import type { OwnerResolver } from "../stream/stream.ts";
-import { checkBinding, checkDescriptor, isContiguous } from "./descriptors.ts";
+import { checkBinding, checkDescriptor, isContiguous } from "../contract/descriptors.ts";
 import type { StreamHost } from "./stream_slots.ts";
-import type { BufferBinding, CopyDescriptor, ManagedResource } from "./types.ts";
+import type { BufferBinding, CopyDescriptor, ManagedResource } from "../contract/types.ts";
 
 /** What `HostTransfers` is built with. */
 export interface HostTransfersOptions {

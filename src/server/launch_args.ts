@@ -7,12 +7,12 @@
  * @module
  */
 
-import { badArity, badBindingSize, badCount, badIndirectSize, badInfo, badMode } from "../client/_launch_checks.ts";
+import { badArity, badBindingSize, badCount, badIndirectSize, badInfo, badMode } from "../contract/launch_checks.ts";
 import type { StreamId } from "../ids.ts";
 import { Kernel } from "../kernel/kernel.ts";
 import type { ServerLogger } from "../logger.ts";
-import { ManagedMemory } from "../memory/managed_memory.ts";
-import type { BufferBinding, CubeCount, KernelArguments, LaunchMode } from "./types.ts";
+import { ManagedMemory } from "../contract/managed_memory.ts";
+import type { BufferBinding, CubeCount, KernelArguments, LaunchMode } from "../contract/types.ts";
 import type { WebGpuServer } from "./webgpu_server.ts";
 
 /** What `spreadLaunch` needs of the server: its limits and the allocation-free `launchRaw`. */

@@ -21,13 +21,12 @@
 import type { StreamId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";
 import type { HostStagingPool } from "../memory/host_staging.ts";
-import type { ManagedMemory } from "../memory/managed_memory.ts";
-import { type MemoryConfiguration, resolveMemoryConfiguration } from "../memory/memory_config.ts";
-import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
-import type { MemoryReport, MemoryUsage } from "../memory/memory_usage.ts";
+import type { ManagedMemory } from "../contract/managed_memory.ts";
+import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
 import type { Stream } from "../stream/stream.ts";
 import type { StreamHost, StreamSlots } from "./stream_slots.ts";
-import type { DeviceProperties } from "./types.ts";
+import type { DeviceProperties } from "../contract/types.ts";
+import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
 
 /** What `ServerMemory` is built with. */
 export interface ServerMemoryOptions {

@@ -5,8 +5,8 @@
  */
 
 import type { LoggerOptions } from "../logger.ts";
-import type { MemoryConfiguration, PersistentMemoryPolicy } from "../memory/memory_config.ts";
 import type { DeviceOptions } from "./device.ts";
+import type { MemoryConfiguration, PersistentMemoryPolicy } from "../contract/memory_types.ts";
 
 /** Options of a server. */
 export interface ServerOptions extends DeviceOptions {

@@ -10,7 +10,7 @@
 
 import { oneOf } from "../_util/one_of.ts";
 import { DeviceLostError } from "../errors.ts";
-import { GraphRegistry } from "../graph/graph_registry.ts";
+import { GraphRegistry } from "./graph_registry.ts";
 import { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import { PipelineCache } from "../kernel/pipeline_cache.ts";
 import { ServerLogger } from "../logger.ts";
@@ -19,13 +19,13 @@ import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
 import { DeviceContext } from "../stream/device_context.ts";
 import type { OwnerResolver } from "../stream/stream.ts";
-import type { ServerUtilities } from "./compute_server.ts";
+import type { ServerUtilities } from "../contract/compute_server.ts";
 import { DrainingCalls } from "./draining_calls.ts";
 import { HostTransfers } from "./host_transfers.ts";
 import { ServerMemory } from "./server_memory.ts";
 import { DEFAULT_TASKS_MAX, type ServerOptions } from "./server_options.ts";
 import { type StreamHost, StreamSlots } from "./stream_slots.ts";
-import type { DeviceProperties } from "./types.ts";
+import type { DeviceProperties } from "../contract/types.ts";
 
 /** What a server is set up from. */
 export interface ServerSetupOptions {

@@ -7,11 +7,11 @@
  */
 
 import type { StreamId } from "../ids.ts";
-import type { PersistentMemoryPolicy, PoolConfig } from "../memory/memory_config.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
 import type { TimestampOrigin } from "../profile/timestamp_profiler.ts";
 import type { OwnerResolver, Stream } from "../stream/stream.ts";
 import { createStream } from "./stream_factory.ts";
+import type { PersistentMemoryPolicy, PoolConfig } from "../contract/memory_types.ts";
 
 /** What the server's helpers call back: its liveness check and its stream lookup. */
 export interface StreamHost {

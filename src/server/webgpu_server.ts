@@ -11,18 +11,14 @@ import { DeviceLostError, DeviceValidationError, ResourceLimitError, Unsupported
 import { checkStreamId, type GraphId, type ProfilingToken, type StreamId } from "../ids.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { ServerLogger } from "../logger.ts";
-import type { ManagedMemory } from "../memory/managed_memory.ts";
-import type { MemoryConfiguration } from "../memory/memory_config.ts";
-import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
-import type { MemoryReport, MemoryUsage } from "../memory/memory_usage.ts";
+import type { ManagedMemory } from "../contract/managed_memory.ts";
 import type { HostStagingPool } from "../memory/host_staging.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
-import type { InfoWords } from "../stream/info_arena.ts";
 import type { Stream } from "../stream/stream.ts";
-import type { GraphRegistry } from "../graph/graph_registry.ts";
+import type { GraphRegistry } from "./graph_registry.ts";
 import type { CapturedGraph } from "../graph/graph.ts";
-import { ExclusiveLock } from "../client/exclusive.ts";
-import type { ComputeServer, ServerUtilities } from "./compute_server.ts";
+import { ExclusiveLock } from "../_util/exclusive_lock.ts";
+import type { ComputeServer, ServerUtilities } from "../contract/compute_server.ts";
 import { acquireDevice } from "./device.ts";
 import type { DrainingCalls } from "./draining_calls.ts";
 import type { HostTransfers } from "./host_transfers.ts";
@@ -41,7 +37,9 @@ import type {
   LaunchMode,
   ManagedResource,
   ProfileDuration,
-} from "./types.ts";
+} from "../contract/types.ts";
+import type { InfoWords } from "../contract/types.ts";
+import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
 
 /** The WebGPU compute server of one device. */
 export class WebGpuServer implements ComputeServer {

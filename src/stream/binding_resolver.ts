@@ -12,8 +12,8 @@
 import { alignUp } from "../_util/align.ts";
 import { slotOf } from "../_util/slot.ts";
 import { IoError, LaunchError, type ServerError } from "../errors.ts";
-import type { ManagedMemory, Slice } from "../memory/managed_memory.ts";
-import type { BufferBinding } from "../server/types.ts";
+import type { ManagedMemory, Slice } from "../contract/managed_memory.ts";
+import type { BufferBinding } from "../contract/types.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { ErrorQueue } from "./error_queue.ts";
 import type { Stream } from "./stream.ts";

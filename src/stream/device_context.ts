@@ -14,7 +14,7 @@
 
 import type { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import type { PipelineCache } from "../kernel/pipeline_cache.ts";
-import type { ManagedMemory } from "../memory/managed_memory.ts";
+import type { ManagedMemory } from "../contract/managed_memory.ts";
 import { DeviceLostError } from "../errors.ts";
 import { allocateStorageId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";

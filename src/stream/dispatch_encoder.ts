@@ -14,17 +14,19 @@
 
 import { bindingSizeError } from "../errors/_binding_size.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
-import type { ManagedMemory, Page, Slice } from "../memory/managed_memory.ts";
-import type { BufferBinding } from "../server/types.ts";
+import type { ManagedMemory, Page, Slice } from "../contract/managed_memory.ts";
+import type { BufferBinding } from "../contract/types.ts";
 import type { CapturedGraph } from "../graph/graph.ts";
-import { recordLaunch } from "../graph/record.ts";
+import { recordLaunch } from "./record_launch.ts";
 import type { DeviceContext } from "./device_context.ts";
-import type { InfoArena, InfoWords } from "./info_arena.ts";
+import type { InfoArena } from "./info_arena.ts";
 import type { HeldWork } from "./held_work.ts";
 import type { BindingResolver } from "./binding_resolver.ts";
-import type { IndirectCounts, IndirectSource } from "./indirect_counts.ts";
+import type { IndirectCounts } from "./indirect_counts.ts";
 import { encodeReplay } from "./graph_replay.ts";
 import type { Stream } from "./stream.ts";
+import type { InfoWords } from "../contract/types.ts";
+import type { IndirectSource } from "../graph/graph.ts";
 
 /** The resolved bindings of a pipeline's last launch (see `DispatchEncoder.launch`). */
 interface LaunchMemo {

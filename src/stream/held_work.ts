@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { ManagedMemory } from "../memory/managed_memory.ts";
+import type { ManagedMemory } from "../contract/managed_memory.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { ErrorQueue } from "./error_queue.ts";
 import { type HeldOp, Speculation } from "./speculation.ts";

@@ -8,19 +8,12 @@
  * @module
  */
 
-import type { Page } from "../memory/managed_memory.ts";
-import type { BufferBinding } from "../server/types.ts";
+import type { Page } from "../contract/managed_memory.ts";
+import type { BufferBinding } from "../contract/types.ts";
 import type { BindingResolver } from "./binding_resolver.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { Stream } from "./stream.ts";
-
-/** Where an indirect dispatch reads its three u32 workgroup counts. */
-export interface IndirectSource {
-  /** The buffer holding the counts. */
-  readonly buffer: GPUBuffer;
-  /** Byte offset of the counts. */
-  readonly offset: number;
-}
+import type { IndirectSource } from "../graph/graph.ts";
 
 /** Bytes of the stream-owned indirect buffer (16 per copied count). */
 const INDIRECT_BYTES = 4096;

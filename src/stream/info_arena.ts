@@ -11,9 +11,7 @@
 
 import { alignUp } from "../_util/align.ts";
 import { allocateStorageId } from "../ids.ts";
-
-/** Info words accepted by a launch: any 32-bit typed array. */
-export type InfoWords = Uint32Array | Int32Array | Float32Array;
+import type { InfoWords } from "../contract/types.ts";
 
 /** The info arena of one stream. */
 export class InfoArena {

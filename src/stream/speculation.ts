@@ -14,9 +14,9 @@
  * @module
  */
 
-import type { IndirectSource } from "./indirect_counts.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
-import type { ManagedMemory, Page } from "../memory/managed_memory.ts";
+import type { ManagedMemory, Page } from "../contract/managed_memory.ts";
+import type { IndirectSource } from "../graph/graph.ts";
 
 /** One operation held back. */
 export type HeldOp =

@@ -22,10 +22,10 @@
 
 import { GraphStateError, type ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
-import type { ManagedMemory, Page, Slice } from "../memory/managed_memory.ts";
+import type { ManagedMemory, Page, Slice } from "../contract/managed_memory.ts";
 import type { MemoryManager } from "../memory/memory_manager.ts";
 import type { WebGpuStorage } from "../memory/webgpu_storage.ts";
-import type { BufferBinding } from "../server/types.ts";
+import type { BufferBinding } from "../contract/types.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
 import type { GraphRecorder } from "../graph/graph.ts";
 import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";

@@ -16,7 +16,7 @@
 
 import { alignUp } from "../_util/align.ts";
 import { type DeviceLostError, ServerUnhealthyError } from "../errors.ts";
-import type { ManagedMemory, Slice } from "../memory/managed_memory.ts";
+import type { ManagedMemory, Slice } from "../contract/managed_memory.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { StagingBuffer } from "./staging_pool.ts";
 import type { Stream } from "./stream.ts";

@@ -11,7 +11,7 @@
 
 import { alignUp } from "../_util/align.ts";
 import type { StreamId } from "../ids.ts";
-import type { Slice } from "../memory/managed_memory.ts";
+import type { Slice } from "../contract/managed_memory.ts";
 import { BYTE_PATCH_KERNEL, tailWord } from "./byte_patch.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { HeldWork } from "./held_work.ts";

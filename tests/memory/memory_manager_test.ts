@@ -5,8 +5,9 @@
  */
 
 import assert from "node:assert/strict";
-import { InstallMemoryPoolsError, IoError, ManagedMemory, MemoryManager, type PoolConfig } from "../../mod.ts";
+import { InstallMemoryPoolsError, IoError, ManagedMemory, MemoryManager } from "../../mod.ts";
 import { FakeStorage } from "../_fakes.ts";
+import type { PoolConfig } from "../../src/contract/memory_types.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -5,7 +5,8 @@
  * constants that bound its choices.
  */
 
-import type { ClientOptions, MemoryConfiguration, PersistentMemoryPolicy } from "../../mod.ts";
+import type { ClientOptions } from "../../mod.ts";
+import type { MemoryConfiguration, PersistentMemoryPolicy } from "../../src/contract/memory_types.ts";
 
 /** Options of one model run. */
 export interface ModelOptions {

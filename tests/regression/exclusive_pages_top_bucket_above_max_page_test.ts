@@ -10,7 +10,8 @@
  */
 
 import assert from "node:assert/strict";
-import { exclusivePagesPreset, type PoolConfig } from "../../src/memory/memory_config.ts";
+import { exclusivePagesPreset } from "../../src/memory/memory_config.ts";
+import type { PoolConfig } from "../../src/contract/memory_types.ts";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;

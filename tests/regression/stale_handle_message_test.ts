@@ -8,8 +8,9 @@
  */
 
 import assert from "node:assert/strict";
-import { LaunchError, type PoolConfig, ServerUnhealthyError } from "../../mod.ts";
+import { LaunchError, ServerUnhealthyError } from "../../mod.ts";
 import { incKernel, readU32, withClient } from "../_gpu.ts";
+import type { PoolConfig } from "../../src/contract/memory_types.ts";
 
 const POOLS: PoolConfig[] = [
   { kind: "sliced", pageSize: 1 << 16 },

@@ -6,9 +6,10 @@
  */
 
 import { ResourceLimitError } from "../errors.ts";
-import { checkShape, type MemoryLayoutDescriptor } from "../memory/layout_policy.ts";
-import { Handle } from "../server/handle.ts";
+import { Handle } from "./handle.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
+import type { MemoryLayoutDescriptor } from "./memory_types.ts";
+import { checkShape } from "./descriptors.ts";
 
 /**
  * Returns `h` as a live handle of `server`'s device.

@@ -8,9 +8,9 @@
 
 import { ProfileError } from "../errors.ts";
 import type { ProfilingToken } from "../ids.ts";
-import type { ProfileDuration } from "../server/types.ts";
-import type { Stream } from "../stream/stream.ts";
-import type { DispatchTiming } from "./timestamp_profiler.ts";
+import type { ProfileDuration } from "../contract/types.ts";
+import type { Stream } from "./stream.ts";
+import type { DispatchTiming } from "../contract/types.ts";
 
 /**
  * Drains the stream before a profile boundary: device timing needs no device

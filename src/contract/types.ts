@@ -6,12 +6,8 @@
  * @module
  */
 
-import type { ManagedMemory } from "../memory/managed_memory.ts";
+import type { ManagedMemory } from "./managed_memory.ts";
 import type { StreamId } from "../ids.ts";
-import type { InfoWords } from "../stream/info_arena.ts";
-import type { DispatchTiming } from "../profile/timestamp_profiler.ts";
-
-export type { InfoWords };
 
 /**
  * The detached form of a handle: which memory, which byte range of it, and
@@ -218,3 +214,22 @@ export interface DeviceProperties {
   /** Every device limit, by WebGPU name. */
   readonly limits: Readonly<Record<string, number>>;
 }
+
+/** Device time of one dispatch. */
+export interface DispatchTiming {
+  /** Kernel name. */
+  readonly name: string;
+  /** Stream it ran on. */
+  readonly stream: StreamId;
+  /**
+   * Device start, in nanoseconds since the first timestamp read back by any
+   * stream of the server (one time axis for every stream; a dispatch that ran
+   * before that one but was read back later is negative).
+   */
+  readonly start: number;
+  /** Device end, on the same axis as `start`. */
+  readonly end: number;
+}
+
+/** Info words accepted by a launch: any 32-bit typed array. */
+export type InfoWords = Uint32Array | Int32Array | Float32Array;

@@ -5,7 +5,7 @@
  */
 
 import { checkStreamId } from "../ids.ts";
-import { ManagedMemory } from "../memory/managed_memory.ts";
+import { ManagedMemory } from "./managed_memory.ts";
 import type { CopyDescriptor } from "./types.ts";
 
 /**
@@ -100,4 +100,24 @@ export function isContiguous(shape: readonly number[], strides: readonly number[
     expected *= shape[i]!;
   }
   return true;
+}
+
+/** Checks a shape and element size, throwing a `RangeError` naming the bad value. */
+export function checkShape(shape: readonly number[], elemSize: number, where: string): number {
+  if (!Array.isArray(shape)) throw new TypeError(`${where}: shape must be an array of non-negative integers`);
+  let n = 1;
+  for (const d of shape) {
+    if (!Number.isSafeInteger(d) || d < 0) {
+      throw new RangeError(`${where}: shape [${shape}] has an invalid extent ${d}`);
+    }
+    n *= d;
+  }
+  if (!Number.isSafeInteger(elemSize) || elemSize <= 0) {
+    throw new RangeError(`${where}: elemSize must be a positive integer, got ${elemSize}`);
+  }
+  const bytes = n * elemSize;
+  if (!Number.isSafeInteger(bytes)) {
+    throw new RangeError(`${where}: shape [${shape}] × ${elemSize} B is more bytes than Number.MAX_SAFE_INTEGER`);
+  }
+  return bytes;
 }

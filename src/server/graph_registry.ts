@@ -9,7 +9,7 @@
 import { GraphStateError, ServerUnhealthyError } from "../errors.ts";
 import { allocateGraphId, type GraphId } from "../ids.ts";
 import type { Stream } from "../stream/stream.ts";
-import { buildGraph, type CapturedGraph, GraphRecorder } from "./graph.ts";
+import { buildGraph, type CapturedGraph, GraphRecorder } from "../graph/graph.ts";
 
 /**
  * Refuses to start a capture inside a dry run: its launches only compile, so

@@ -24,11 +24,7 @@
 import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { ServerLogger } from "../logger.ts";
-import type { ManagedMemory } from "../memory/managed_memory.ts";
-import type { MemoryConfiguration } from "../memory/memory_config.ts";
-import type { MemoryAllocationMode } from "../memory/memory_manager.ts";
-import type { MemoryReport, MemoryUsage } from "../memory/memory_usage.ts";
-import type { MemoryLayoutPolicy } from "../memory/layout_policy.ts";
+import type { ManagedMemory } from "./managed_memory.ts";
 import type {
   BufferBinding,
   CopyDescriptor,
@@ -42,6 +38,13 @@ import type {
   ProfileDuration,
   ReduceOperation,
 } from "./types.ts";
+import type {
+  MemoryAllocationMode,
+  MemoryConfiguration,
+  MemoryLayoutPolicy,
+  MemoryReport,
+  MemoryUsage,
+} from "./memory_types.ts";
 
 /** What the server shares with clients without a round trip (CubeCL's `ServerUtilities`). */
 export interface ServerUtilities {

@@ -8,7 +8,7 @@
  */
 
 import type { StreamId } from "../ids.ts";
-import type { ManagedMemory } from "../memory/managed_memory.ts";
+import type { ManagedMemory } from "./managed_memory.ts";
 import type { BufferBinding, CopyDescriptor } from "./types.ts";
 
 /**

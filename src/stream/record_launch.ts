@@ -7,12 +7,12 @@
  */
 
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
-import type { Page } from "../memory/managed_memory.ts";
-import type { BufferBinding } from "../server/types.ts";
-import type { BindingResolver } from "../stream/binding_resolver.ts";
-import type { InfoWords } from "../stream/info_arena.ts";
-import type { Stream } from "../stream/stream.ts";
-import type { GraphRecorder, RecordedDispatch } from "./graph.ts";
+import type { Page } from "../contract/managed_memory.ts";
+import type { BufferBinding } from "../contract/types.ts";
+import type { BindingResolver } from "./binding_resolver.ts";
+import type { Stream } from "./stream.ts";
+import type { GraphRecorder, RecordedDispatch } from "../graph/graph.ts";
+import type { InfoWords } from "../contract/types.ts";
 
 /** A launch as the stream received it. */
 export interface LaunchToRecord {

@@ -1,0 +1,145 @@
+/**
+ * Memory types of the contract (CubeCL's `MemoryUsage`, `MemoryReport`,
+ * `MemoryConfiguration`, allocation modes and tensor layouts). The pools,
+ * the memory manager and the layout policy implement them in `src/memory/`.
+ *
+ * @module
+ */
+
+/** How much device memory is held and used. */
+export interface MemoryUsage {
+  /** Live allocations. */
+  numberAllocs: number;
+  /** Requested bytes of live allocations. */
+  bytesInUse: number;
+  /** Alignment padding of live allocations, in bytes. */
+  bytesPadding: number;
+  /** Device bytes held, free or not. */
+  bytesReserved: number;
+}
+
+/** The effective shape of one pool, after alignment and shrinking. */
+export type PoolShape =
+  | { type: "sliced"; pageSize: number; maxSliceSize: number; maxPoolSize?: number }
+  | { type: "exclusive"; maxAllocSize: number; deallocPeriod?: number }
+  | { type: "direct"; reclaimAt?: number }
+  | { type: "persistent" };
+
+/** The state of one pool. */
+export interface MemoryPoolReport {
+  /** The pool's kind and effective shape. */
+  kind: PoolShape;
+  /** The pool's usage. */
+  usage: MemoryUsage;
+  /** Pages (device buffers) held now. */
+  pages: number;
+  /** Highest number of pages held at once since the pool was built. */
+  pagesPeak: number;
+  /** Pages carved under a dry run and not yet backed by device memory. */
+  pagesUnmapped: number;
+  /** Largest requested size ever served, in bytes. */
+  largestAlloc: number;
+}
+
+/** The main pools of one stream: dynamic pools in routing order, then the persistent pool. */
+export interface MemoryReport {
+  /** Dynamic pools, in routing order. */
+  dynamic: MemoryPoolReport[];
+  /** The persistent pool (weights and graph working sets). */
+  persistent: MemoryPoolReport;
+}
+
+/** One pool of a custom layout. Sizes are in bytes and are rounded up to the device alignment. */
+export type PoolConfig =
+  | {
+    /** One device buffer per allocation, reused by size. */
+    kind: "exclusive";
+    /** Largest allocation served, at most the device's `maxBufferSize`; 0 makes a pool for zero-byte allocations. */
+    maxAllocSize: number;
+    /** Reservations per 5 idle sweeps; omitted means idle pages are kept until cleanup. */
+    deallocPeriod?: number;
+  }
+  | {
+    /** Many allocations carved out of large pages. */
+    kind: "sliced";
+    /** Bytes per page. */
+    pageSize: number;
+    /** Largest allocation carved from a page. @default pageSize */
+    maxSliceSize?: number;
+    /** Cap on the bytes of all pages together; a full capped pool spills to the next pool. */
+    maxPoolSize?: number;
+    /** Accepted for CubeCL parity; sliced pools free pages only on explicit cleanup. */
+    deallocPeriod?: number;
+  }
+  | {
+    /** One exact-size buffer per allocation, reused by identical size only. */
+    kind: "direct";
+    /** Watermark in bytes above which free buffers are released (after each new buffer is made); 0 keeps none. */
+    reclaimAt?: number;
+  };
+
+/**
+ * A memory layout: a preset or an explicit, ordered pool list.
+ *
+ * - `"subslices"` (the default): a zero-byte pool, a ladder of sliced pools,
+ *   and an exclusive tail for the largest allocations.
+ * - `"exclusive-pages"`: 24 exclusive buckets from 32 KiB to the largest page.
+ * - `{ pools }`: your own pools, in routing order (the first pool that
+ *   accepts a size serves it).
+ */
+export type MemoryConfiguration = "subslices" | "exclusive-pages" | { pools: PoolConfig[] };
+
+/**
+ * How persistent allocation mode is honoured (CubeCL's `persistent_memory`):
+ * `enabled` honours mode switches; `size-match` also routes automatic
+ * allocations to the persistent pool when that exact size already lives there;
+ * `disabled` ignores switches; `enforced` is always persistent.
+ */
+export type PersistentMemoryPolicy = "enabled" | "size-match" | "disabled" | "enforced";
+
+/** Where new allocations go: the dynamic pools, or the persistent pool. */
+export type MemoryAllocationMode = "auto" | "persistent";
+
+/** `contiguous` is row-major; `optimized` lets a policy pad rows (contiguous on WebGPU). */
+export type LayoutStrategy = "contiguous" | "optimized";
+
+/** The shape of one tensor to lay out. */
+export interface MemoryLayoutDescriptor {
+  /** Extent of each dimension, in elements. */
+  readonly shape: readonly number[];
+  /** Bytes per element. */
+  readonly elemSize: number;
+  /** Layout strategy. @default "contiguous" */
+  readonly strategy?: LayoutStrategy;
+}
+
+/** Where one tensor lives inside a group's reservation. */
+export interface TensorPlacement {
+  /** Bytes before the tensor. */
+  readonly offsetStart: number;
+  /** Bytes after the tensor. */
+  readonly offsetEnd: number;
+  /** Stride of each dimension, in elements. */
+  readonly strides: readonly number[];
+  /** Bytes of the tensor: `product(shape) × elemSize`. */
+  readonly size: number;
+}
+
+/** A group's reservation size and the placement of each tensor. */
+export interface LayoutPlan {
+  /** Bytes to reserve for the whole group. */
+  readonly size: number;
+  /** One placement per descriptor, in order. */
+  readonly placements: readonly TensorPlacement[];
+}
+
+/** Decides the layout of new tensors. Pure and synchronous: it runs on the client. */
+export interface MemoryLayoutPolicy {
+  /**
+   * Lays out a group of tensors in one reservation.
+   *
+   * @param descriptors The tensors.
+   * @returns The reservation size and each tensor's placement.
+   */
+  plan(descriptors: readonly MemoryLayoutDescriptor[]): LayoutPlan;
+}
