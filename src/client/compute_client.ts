@@ -285,8 +285,8 @@ export class ComputeClient implements Disposable, AsyncDisposable {
    *
    * @param kernel The kernel.
    * @param count Workgroups: `[x, y?, z?]`, a `CubeCount`, or a handle holding three u32.
-   * @param buffers Handles bound at bindings `0..n` (declared `read_write`).
-   * @param info Scalars bound last (binding `n`), as a 32-bit typed array.
+   * @param buffers Handles, one per buffer the kernel binds, in `(group, binding)` order (see `Kernel`).
+   * @param info Scalars for the kernel's last binding, as a 32-bit typed array.
    * @param options `{ mode: "skip" }` compiles without dispatching.
    * @throws {TypeError} For a wrong kernel, handle, or info type, or a
    * binding count that does not match the kernel's declarations.

@@ -44,8 +44,11 @@ export function badCount(kernel: Kernel, count: readonly number[], max: number, 
  * @param info Whether info words were given.
  */
 export function badArity(kernel: Kernel, buffers: number, info: boolean): never {
+  const names = kernel.layout.bindingNames;
   throw new TypeError(
-    `launch(${kernel.name}): the kernel declares ${kernel.layout.bindings} bindings in @group(0) but the launch binds ${buffers} buffer${
+    `launch(${kernel.name}): the kernel declares ${kernel.layout.bindings} bindings (${
+      names.join(", ")
+    }: one buffer each in (group, binding) order, info words taking the last when given) but the launch binds ${buffers} buffer${
       buffers === 1 ? "" : "s"
     }${info ? " plus info words" : " and no info words"}`,
   );

@@ -1,15 +1,13 @@
 /**
- * The kernel layout reader: the workgroup size, `@group(0)` binding count and
- * workgroup memory of an entry point, read from WGSL source so launches can
- * be checked before WebGPU sees them.
+ * The kernel layout reader: the workgroup size, bindings and workgroup memory
+ * of an entry point, read from WGSL source so launches can be checked before
+ * WebGPU sees them, and the source the runtime compiles (see `_bindings.ts`).
  *
  * Attributes are read as WGSL reads them. `@group`, `@binding` and `@id` take
  * const-expressions, `@workgroup_size` and workgroup array lengths also take
  * override-expressions: integer literals (`1u`, `0i`, `0x1`), module-scope
  * `const` and `override` declarations, operators and a few builtins (see
- * `_const_expr.ts`). An override takes the pipeline constant keyed as
- * WebGPU's `constants` record keys it: by the decimal value of its `@id` when
- * it has one (`@id(0)` is key `"0"`), else by its name.
+ * `_const_expr.ts` and `_module_scope.ts`).
  *
  * A `@group`, `@binding` or `@id` the reader needs and cannot evaluate throws
  * a `KernelLayoutError`: a binding count read from some declarations only, or
@@ -20,26 +18,21 @@
  * @module
  */
 
-import { KernelLayoutError } from "../errors/kernel_errors.ts";
 import type { KernelLayout } from "./kernel.ts";
-import { assign, constantAs, evaluate, isInteger, type Scalar, type ScalarType, Unevaluable } from "./_const_expr.ts";
+import { type BindingPlan, planBindings } from "./_bindings.ts";
+import { ModuleScope } from "./_module_scope.ts";
 import {
-  type Attribute,
-  type Declaration,
-  entryPointUses,
-  IDENT,
+  entryPointCount,
   moduleDeclarations,
+  reachableNames,
   splitTopLevel,
   stripComments,
+  VAR_DECL,
 } from "./_wgsl_source.ts";
 
-const CONST_DECL = new RegExp(String.raw`^const\s+(${IDENT})\s*(?::([^=]*))?=([\s\S]*)$`, "u");
-const OVERRIDE_DECL = new RegExp(String.raw`^override\s+(${IDENT})\s*(?::([^=]*))?(?:=([\s\S]*))?$`, "u");
-const VAR_DECL = new RegExp(String.raw`^var\s*(?:<([^>]*)>)?\s*(${IDENT})\s*(?::([^=]*))?(?:=[\s\S]*)?$`, "u");
-const FN_DECL = new RegExp(String.raw`^fn\s+(${IDENT})\s*\(`, "u");
+const FN_DECL = /^fn\s+([\p{XID_Start}_]\p{XID_Continue}*)\s*\(/u;
 
 const SCALAR_BYTES: Readonly<Record<string, number>> = { f32: 4, i32: 4, u32: 4, f16: 2, bool: 4 };
-const SCALAR_TYPES: ReadonlySet<string> = new Set(["u32", "i32", "f32", "f16", "bool"]);
 
 /** Bytes of a WGSL type made of scalars, vectors, matrices, atomics and fixed arrays, or null. */
 function typeBytes(type: string, length: (expr: string) => number | null): number | null {
@@ -71,164 +64,38 @@ function typeBytes(type: string, length: (expr: string) => number | null): numbe
   return null;
 }
 
-/** A module-scope `const` or `override`. */
-interface Named {
-  readonly kind: "const" | "override";
-  readonly type: ScalarType | null;
-  /** The written type when it is not a scalar the reader knows. */
-  readonly otherType: string | null;
-  readonly init: string | null;
-  readonly id: Attribute | null;
-}
-
-/** The values of one module's `const` and `override` declarations, resolved on demand. */
-class ModuleScope {
-  #kernel: string;
-  #names = new Map<string, Named>();
-  #constants: Readonly<Record<string, number>>;
-  #values = new Map<string, Scalar | Unevaluable>();
-  #resolving = new Set<string>();
-
-  constructor(kernel: string, decls: readonly Declaration[], constants: Readonly<Record<string, number>>) {
-    this.#kernel = kernel;
-    this.#constants = constants;
-    for (const d of decls) {
-      const c = CONST_DECL.exec(d.rest);
-      const m = c ?? OVERRIDE_DECL.exec(d.rest);
-      if (m === null || this.#names.has(m[1]!)) continue; // a second declaration of a name is a WGSL error
-      const written = m[2]?.trim() ?? "";
-      this.#names.set(m[1]!, {
-        kind: c !== null ? "const" : "override",
-        type: SCALAR_TYPES.has(written) ? written as ScalarType : null,
-        otherType: written === "" || SCALAR_TYPES.has(written) ? null : written,
-        init: m[3]?.trim() ?? null,
-        id: d.attributes.find((a) => a.name === "id") ?? null,
-      });
-    }
-  }
-
-  /**
-   * The value of a module-scope name.
-   *
-   * @param name The identifier.
-   * @param constOnly True in a const-expression, where an override is not allowed.
-   * @returns Its value: an override's constant when one is given under its key, else its initializer's.
-   * @throws {Unevaluable} When it is not declared, or its value cannot be worked out.
-   * @throws {KernelLayoutError} When it is an override whose `@id` cannot be evaluated.
-   */
-  value(name: string, constOnly: boolean): Scalar {
-    const named = this.#names.get(name);
-    if (named === undefined) throw new Unevaluable(`"${name}" is not declared as a module-scope const or override`);
-    if (constOnly && named.kind === "override") {
-      throw new Unevaluable(`"${name}" is an override, and this attribute takes a const-expression`);
-    }
-    const known = this.#values.get(name);
-    if (known instanceof Unevaluable) throw known;
-    if (known !== undefined) return known;
-    if (this.#resolving.has(name)) throw new Unevaluable(`"${name}" depends on itself`);
-    this.#resolving.add(name);
-    try {
-      const v = this.#resolve(name, named);
-      this.#values.set(name, v);
-      return v;
-    } catch (e) {
-      if (e instanceof Unevaluable) this.#values.set(name, e);
-      throw e;
-    } finally {
-      this.#resolving.delete(name);
-    }
-  }
-
-  #resolve(name: string, named: Named): Scalar {
-    if (named.otherType !== null) throw new Unevaluable(`"${name}" has type ${named.otherType}, not a scalar`);
-    const key = named.id === null ? name : String(this.attribute(named.id, `of override "${name}"`));
-    const given = Object.hasOwn(this.#constants, key) ? this.#constants[key] : undefined;
-    const initial = () => {
-      if (named.init === null) {
-        throw new Unevaluable(`override "${name}" has no default, and no constant "${key}" is given`);
-      }
-      try {
-        return evaluate(named.init, (n) => this.value(n, named.kind === "const"));
-      } catch (e) {
-        if (e instanceof Unevaluable) throw new Unevaluable(`${named.kind} "${name}" = ${named.init}: ${e.message}`);
-        throw e;
-      }
-    };
-    if (named.kind === "override" && given !== undefined) {
-      return constantAs(given, named.type ?? concrete(initial().type));
-    }
-    const v = initial();
-    if (named.type !== null) return assign(v, named.type, `${named.kind} "${name}"`);
-    return named.kind === "const" ? v : assign(v, concrete(v.type), `override "${name}"`);
-  }
-
-  /**
-   * The value of a `@group`, `@binding` or `@id` attribute: a non-negative
-   * integer const-expression.
-   *
-   * @param attr The attribute.
-   * @param where What it is attached to, for the error.
-   * @returns Its value.
-   * @throws {KernelLayoutError} When it cannot be evaluated, or is not a non-negative integer.
-   */
-  attribute(attr: Attribute, where: string): number {
-    const fail = (reason: string) =>
-      new KernelLayoutError(this.#kernel, `@${attr.name}`, attr.args.join(", "), where, reason);
-    if (attr.args.length !== 1) throw fail(`it takes one expression, got ${attr.args.length}`);
-    let v: Scalar;
-    try {
-      v = evaluate(attr.args[0]!, (n) => this.value(n, true));
-    } catch (e) {
-      if (e instanceof Unevaluable) throw fail(e.message);
-      throw e;
-    }
-    if (!isInteger(v.type)) throw fail(`it must be an i32 or u32 integer, got ${v.type}`);
-    if (v.value < 0) throw fail(`it must not be negative, got ${v.value}`);
-    return v.value;
-  }
-
-  /**
-   * A positive integer override-expression (a workgroup size or array length), or null when unknown.
-   *
-   * @param expr The expression.
-   * @returns Its value, or null when it cannot be evaluated or is not a positive integer.
-   */
-  count(expr: string): number | null {
-    try {
-      const v = evaluate(expr, (n) => this.value(n, false));
-      return isInteger(v.type) && v.value > 0 ? v.value : null;
-    } catch (e) {
-      if (e instanceof Unevaluable) return null;
-      throw e;
-    }
-  }
-}
-
-/** The concrete type an abstract value takes (an `override` without a written type). */
-function concrete(type: ScalarType): ScalarType {
-  return type === "abstract-int" ? "i32" : type === "abstract-float" ? "f32" : type;
+/** What the layout reader reads from a kernel's source. */
+export interface KernelReading {
+  /** Launch facts. */
+  readonly layout: KernelLayout;
+  /** The bindings, and the sources to compile. */
+  readonly plan: BindingPlan;
 }
 
 /**
- * Reads workgroup size, binding count and workgroup memory of an entry point.
+ * Reads workgroup size, bindings and workgroup memory of an entry point, and
+ * builds the sources the runtime compiles for it.
  *
  * @param kernel Name of the kernel, for errors.
  * @param wgsl WGSL source.
  * @param entryPoint The entry point.
  * @param constants Pipeline constants, keyed as WebGPU keys them.
  * @returns What could be read.
- * @throws {KernelLayoutError} When a `@group`, `@binding` or `@id` the layout depends on cannot be evaluated.
+ * @throws {KernelLayoutError} When a binding cannot be bound, or a `@group`, `@binding` or `@id` the layout depends
+ * on cannot be evaluated.
  */
 export function readLayout(
   kernel: string,
   wgsl: string,
   entryPoint: string,
   constants: Readonly<Record<string, number>>,
-): KernelLayout {
+): KernelReading {
   const src = stripComments(wgsl);
   const decls = moduleDeclarations(src);
-  const scope = new ModuleScope(kernel, decls, constants);
-  const used = entryPointUses(src, entryPoint);
+  const scope = new ModuleScope(kernel, src, decls, constants);
+  const plan = planBindings(kernel, wgsl, src, decls, scope, entryPoint);
+  // In a module of several entry points, the workgroup memory of the others is not this pipeline's.
+  const reach = entryPointCount(src) >= 2 ? reachableNames(src, entryPoint) : null;
   let workgroupSize: [number, number, number] | null = null;
   const entry = decls.find((d) => FN_DECL.exec(d.rest)?.[1] === entryPoint);
   const ws = entry?.attributes.find((a) => a.name === "workgroup_size");
@@ -236,22 +103,19 @@ export function readLayout(
     const dims = ws.args.map((a) => scope.count(a));
     if (dims.every((d) => d !== null)) workgroupSize = [dims[0]!, dims[1] ?? 1, dims[2] ?? 1];
   }
-  const bindingIndices = new Set<number>();
   let shared: number | null = 0;
   for (const d of decls) {
     const v = VAR_DECL.exec(d.rest);
-    if (v === null || (used !== null && !used.has(v[2]!))) continue;
-    const group = d.attributes.find((a) => a.name === "group");
-    const binding = d.attributes.find((a) => a.name === "binding");
-    if (group !== undefined && binding !== undefined) {
-      const where = `of var "${v[2]}"`;
-      if (scope.attribute(group, where) === 0) bindingIndices.add(scope.attribute(binding, where));
-    }
-    if (shared !== null && v[1]?.trim() === "workgroup") {
-      const bytes = v[3] === undefined ? null : typeBytes(v[3], (e) => scope.count(e));
-      shared = bytes === null ? null : shared + Math.ceil(bytes / 4) * 4;
-    }
+    if (v === null || v[1]?.trim() !== "workgroup" || (reach !== null && !reach.has(v[2]!))) continue;
+    const bytes = v[3] === undefined ? null : typeBytes(v[3], (e) => scope.count(e));
+    shared = bytes === null ? null : shared + Math.ceil(bytes / 4) * 4;
+    if (shared === null) break;
   }
-  const bindings = bindingIndices.size === 0 ? null : Math.max(...bindingIndices) + 1;
-  return { workgroupSize, bindings, sharedMemoryBytes: shared };
+  const layout = {
+    workgroupSize,
+    bindings: plan.names.length === 0 ? null : plan.names.length,
+    bindingNames: plan.names,
+    sharedMemoryBytes: shared,
+  };
+  return { layout, plan };
 }

@@ -1,12 +1,37 @@
 /**
  * Kernels: WGSL source plus what the runtime needs to launch it.
  *
- * Binding convention: the buffers of a launch bind at `@group(0) @binding(i)`
- * in argument order and must be declared `var<storage, read_write>` (sliced
- * pools put many allocations in one `GPUBuffer`, and WebGPU forbids binding one
- * buffer both read-only and writable in one dispatch). Optional info words
- * (scalars, shapes) bind last, at `@binding(buffers.length)`, declared
- * `var<storage, read>`, e.g. `array<u32>` or a struct of 32-bit fields.
+ * Standard WGSL compute kernels run as written. The binding rule:
+ *
+ * - **Order.** Every buffer the entry point uses (`var<storage, ...>` or
+ *   `var<uniform>`, any `@group`) takes one launch argument, in
+ *   `(group, binding)` order: `@group(0) @binding(0)`, `@group(0) @binding(3)`,
+ *   `@group(1) @binding(0)` take `buffers[0]`, `buffers[1]`, `buffers[2]`.
+ *   Gaps in the numbering take no argument. In a module of one entry point,
+ *   every buffer declared counts; in a module of several, those the entry
+ *   point's body and the functions it calls mention.
+ * - **Info words.** When a launch passes info words (scalars, shapes), the
+ *   last binding in that order takes them, read-only: declare it
+ *   `var<storage, read>` or `var<uniform>` (e.g. `array<u32>` or a struct of
+ *   32-bit fields). `launch` checks that the buffers, plus one with info
+ *   words, number the bindings.
+ * - **Access modes.** The runtime compiles a rewritten copy of the source
+ *   ({@linkcode Kernel.compiledWgsl}): each binding moves to
+ *   `@group(0) @binding(i)` in argument order and becomes
+ *   `var<storage, read_write>`, and the info binding `var<storage, read>`.
+ *   Pooled buffers share one `GPUBuffer`, and WebGPU forbids binding one
+ *   buffer both writable and read-only in one dispatch, so a read-only or
+ *   uniform declaration could not bind next to a writable slice of the same
+ *   page. A `var<uniform>` struct keeps its memory layout: WGSL lays a type
+ *   out the same way in storage, the uniform rules only add constraints. Line
+ *   breaks and names stay, so compiler messages point at the user's lines.
+ *   A uniform buffer counts toward `maxStorageBuffersPerShaderStage`.
+ * - **Refused** by {@linkcode defineKernel} with a `KernelLayoutError` naming
+ *   the declaration, the rule and the fix: textures, samplers and storage
+ *   textures the entry point uses (the runtime binds buffers only), a `var`
+ *   of another address space with `@group`/`@binding`, a buffer without one
+ *   of them, two buffers at one `(group, binding)`, and a `@group`,
+ *   `@binding` or needed `@id` that cannot be evaluated.
  *
  * @module
  */
@@ -40,8 +65,10 @@ export interface KernelOptions {
 export interface KernelLayout {
   /** `@workgroup_size` of the entry point, when its expressions could be evaluated. */
   workgroupSize: readonly [number, number, number] | null;
-  /** Number of `@group(0)` bindings declared, when they could be read. */
+  /** Number of bindings (buffers, plus info words when given), or null when the entry point binds none. */
   bindings: number | null;
+  /** Names of the bound variables, in argument order (`(group, binding)` order). */
+  bindingNames: readonly string[];
   /** Bytes of `var<workgroup>` memory, when every declaration could be sized. */
   sharedMemoryBytes: number | null;
 }
@@ -54,7 +81,7 @@ export interface KernelLayout {
 export class Kernel {
   /** Debug name. */
   readonly name: string;
-  /** WGSL source. */
+  /** WGSL source, as given (see {@linkcode Kernel.compiledWgsl} for what is compiled). */
   readonly wgsl: string;
   /** Entry point. */
   readonly entryPoint: string;
@@ -72,12 +99,14 @@ export class Kernel {
    * kernel last, so a launch finds its pipeline without a map lookup.
    */
   compiled: { owner: object | null; slots: unknown[] } = { owner: null, slots: [] };
+  #sources: readonly [string, string];
 
   /**
    * Creates the instance.
    *
    * @param options Validated options (use {@linkcode defineKernel}).
-   * @throws {KernelLayoutError} When a `@group`, `@binding` or `@id` the layout depends on cannot be evaluated.
+   * @throws {KernelLayoutError} When a binding cannot be bound, or a `@group`, `@binding` or `@id` the layout
+   * depends on cannot be evaluated.
    */
   constructor(options: Required<KernelOptions>) {
     this.name = options.name;
@@ -90,7 +119,23 @@ export class Kernel {
       return `${k}=${Object.is(v, -0) ? "-0" : v}`;
     });
     this.id = `${this.name}-${stableHash(`${this.wgsl}\0${this.entryPoint}\0${consts.join(",")}`)}`;
-    this.layout = readLayout(this.name, this.wgsl, this.entryPoint, this.constants);
+    const { layout, plan } = readLayout(this.name, this.wgsl, this.entryPoint, this.constants);
+    this.layout = layout;
+    this.#sources = [plan.wgsl, plan.wgslWithInfo];
+  }
+
+  /**
+   * The source the runtime compiles: {@linkcode Kernel.wgsl} with each
+   * binding moved to `@group(0) @binding(i)` in argument order and declared
+   * `var<storage, read_write>`, except the info binding, `var<storage, read>`
+   * (see the module doc for why). Everything else, line breaks included, is
+   * the user's.
+   *
+   * @param info Whether the launch passes info words.
+   * @returns The WGSL source.
+   */
+  compiledWgsl(info: boolean): string {
+    return this.#sources[info ? 1 : 0];
   }
 }
 
@@ -124,10 +169,13 @@ export class Kernel {
  * @returns The kernel.
  * @throws {TypeError} When the name or source is not a non-empty string, the
  * entry point is not declared in the source, or a constant is not a finite number.
- * @throws {KernelLayoutError} When a `@group` or `@binding` of a buffer the
- * entry point uses, or the `@id` of an override its layout depends on, is an
- * expression the layout reader cannot evaluate (the error names the kernel,
- * the attribute and why).
+ * @throws {KernelLayoutError} When the entry point uses a resource the runtime
+ * cannot bind (a texture, sampler or storage texture, a `var` of another
+ * address space with `@group`/`@binding`, a buffer missing one of them, two
+ * buffers at one `(group, binding)`), or when a `@group` or `@binding` of a
+ * buffer it uses, or the `@id` of an override its layout depends on, is an
+ * expression the layout reader cannot evaluate. The error names the kernel,
+ * the declaration, the rule and the fix.
  */
 export function defineKernel(options: KernelOptions): Kernel {
   if (options === null || typeof options !== "object") {

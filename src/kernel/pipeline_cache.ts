@@ -198,10 +198,13 @@ export class PipelineCache {
     const pl = device.createPipelineLayout({ label: `kernel ${kernel.name} layout`, bindGroupLayouts: [bgl] });
     device.pushErrorScope("validation");
     device.pushErrorScope("internal");
-    let module = this.#modules.get(kernel.id);
+    // The source compiled differs with info words: their binding is read-only (see kernel.ts).
+    const moduleKey = info ? `${kernel.id}+info` : kernel.id;
+    const code = kernel.compiledWgsl(info);
+    let module = this.#modules.get(moduleKey);
     if (module === undefined) {
-      module = device.createShaderModule({ label: `kernel ${kernel.name}`, code: kernel.wgsl });
-      this.#modules.set(kernel.id, module);
+      module = device.createShaderModule({ label: `kernel ${kernel.name}`, code });
+      this.#modules.set(moduleKey, module);
     }
     const pipeline = device.createComputePipeline({
       label: `kernel ${kernel.name} (${buffers} buffers${info ? " + info" : ""})`,
@@ -217,7 +220,7 @@ export class PipelineCache {
       this.#logger.log(
         "compilation",
         this.#logger.compilationFull
-          ? `compiled ${kernel.name} (${kernel.id}, ${buffers} buffers${info ? " + info" : ""}):\n${kernel.wgsl}`
+          ? `compiled ${kernel.name} (${kernel.id}, ${buffers} buffers${info ? " + info" : ""}):\n${code}`
           : `compiled ${kernel.name}`,
       );
     }
@@ -253,6 +256,6 @@ export class PipelineCache {
     const id = entry.kernel.id;
     const list = this.#entries.get(id);
     if (list?.[slot] === entry) list[slot] = undefined;
-    this.#modules.delete(id);
+    this.#modules.delete(entry.info ? `${id}+info` : id);
   }
 }

@@ -66,13 +66,15 @@ const NEXT = B + 1;
   assert.equal(defineKernel({ name: "literals", wgsl }).layout.bindings, 5);
 });
 
-Deno.test("a binding in another group given by a const is not counted in group 0", () => {
+Deno.test("a binding in another group given by a const takes the argument after those of group 0", () => {
   const wgsl = `
 const SECOND = 1;
-@group(0) @binding(0) var<storage, read_write> a: array<u32>;
-@group(SECOND) @binding(5) var<storage, read_write> b: array<u32>;
+@group(SECOND) @binding(0) var<storage, read_write> b: array<u32>;
+@group(0) @binding(5) var<storage, read_write> a: array<u32>;
 @compute @workgroup_size(1) fn main() { a[0] = b[0]; }`;
-  assert.equal(defineKernel({ name: "groups", wgsl }).layout.bindings, 1);
+  const k = defineKernel({ name: "groups", wgsl });
+  assert.equal(k.layout.bindings, 2);
+  assert.deepEqual(k.layout.bindingNames, ["a", "b"]);
 });
 
 Deno.test("a kernel whose bindings use u32 literals and consts launches with all its buffers", async () => {
@@ -113,6 +115,7 @@ Deno.test("an attribute the reader cannot evaluate is refused with a KernelLayou
   const refused = (wgsl: string, attribute: string, expression: string, reason: RegExp) => {
     assert.throws(() => defineKernel({ name: "opaque", wgsl }), (e: unknown) => {
       assert.ok(e instanceof KernelLayoutError, String(e));
+      assert.equal(e.kind, "unevaluable");
       assert.equal(e.kernel, "opaque");
       assert.equal(e.attribute, attribute);
       assert.equal(e.expression, expression);
