@@ -3,7 +3,8 @@
  * without a GPU that is Mesa's llvmpipe software adapter, which is what CI uses.
  */
 
-import { type ClientOptions, type ComputeClient, createClient, defineKernel, type Kernel } from "../mod.ts";
+import { type ClientOptions, type ComputeClient, createClient, defineKernel } from "../mod.ts";
+import type { Kernel } from "../src/contract/kernel.ts";
 
 /** Creates a client, runs `fn`, and destroys the client even when `fn` throws. */
 export async function withClient(

@@ -10,7 +10,8 @@
  * fails when a test defines a kernel with a loop any other way.
  */
 
-import { type ComputeClient, defineKernel, type Handle, type Kernel, type KernelOptions } from "../mod.ts";
+import { type ComputeClient, defineKernel, type Handle } from "../mod.ts";
+import type { Kernel, KernelOptions } from "../src/contract/kernel.ts";
 
 /** Loop iterations one llvmpipe invocation runs, in total, before it is silently stopped. */
 export const LLVMPIPE_LOOP_LIMIT = 65535;

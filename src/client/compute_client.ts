@@ -1,30 +1,32 @@
 /**
- * `ComputeClient`: the door users hold. It validates arguments, owns the
- * handles' reference counts, and routes every call to its stream on the
- * server.
- *
- * The launch argument checks stay inline in `launch`: moved into a separate
- * checker object (filled in place, nothing allocated), `client.launch` cost
- * about 4% more per dispatch on the H200 in a same-process A/B
- * (`bench/RESULTS.md`, run 23).
+ * `ComputeClient`: the door users hold. It turns user forms (host data,
+ * handles, counts) into the contract's, owns the handles' reference counts,
+ * and routes every call to its stream on the server, where the arguments are
+ * checked by the contract's checks (`src/contract/`), whichever entry a call
+ * comes through.
  *
  * @module
  */
 
-import { ResourceLimitError } from "../errors.ts";
 import { checkStreamId, type StreamId } from "../ids.ts";
-import { Kernel } from "../kernel/kernel.ts";
 import { ManagedMemory } from "../contract/managed_memory.ts";
 import { combineUsage } from "../memory/memory_usage.ts";
 import { Handle } from "../contract/handle.ts";
-import type { CubeCount, DeviceProperties, LaunchMode, ManagedResource, ProfileDuration } from "../contract/types.ts";
+import type {
+  BufferBinding,
+  CubeCount,
+  DeviceProperties,
+  InfoWords,
+  ManagedResource,
+  ProfileDuration,
+} from "../contract/types.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
 import { ServerError } from "../errors.ts";
 import type { ProfilingToken } from "../ids.ts";
 import { captureSection, profileSection } from "./_sections.ts";
 import { allocTensors, checkTensorEntries, planTensors } from "./_tensors.ts";
 import { Graph } from "./graph_handle.ts";
-import { badArity, badCount, badIndirectSize } from "../contract/launch_checks.ts";
+import { badCountForm } from "../contract/launch_checks.ts";
 import { checkHandle, checkSize } from "../contract/handle_checks.ts";
 import { checkDescriptor } from "../contract/descriptors.ts";
 import {
@@ -36,7 +38,6 @@ import {
   type Tensor,
   toBytes,
 } from "./client_types.ts";
-import type { InfoWords } from "../contract/types.ts";
 import type {
   MemoryAllocationMode,
   MemoryConfiguration,
@@ -44,6 +45,7 @@ import type {
   MemoryReport,
   MemoryUsage,
 } from "../contract/memory_types.ts";
+import type { Kernel } from "../contract/kernel.ts";
 
 /**
  * The user-facing client of one device, bound to one stream.
@@ -68,9 +70,6 @@ export class ComputeClient implements Disposable, AsyncDisposable {
   readonly server: WebGpuServer;
   /** The stream every call of this client targets. */
   readonly stream: StreamId;
-  #maxCount: number;
-  #maxBinding: number;
-  #storageAlign: number;
 
   /**
    * Internal: use `createClient()`.
@@ -82,9 +81,6 @@ export class ComputeClient implements Disposable, AsyncDisposable {
     checkStreamId(stream, "ComputeClient");
     this.server = server;
     this.stream = stream;
-    this.#maxCount = server.properties.hardware.maxCubeCount[0];
-    this.#maxBinding = server.properties.memory.maxPageSize;
-    this.#storageAlign = server.properties.limits.minStorageBufferOffsetAlignment ?? 256;
   }
 
   /** Device properties (no round trip). */
@@ -299,82 +295,42 @@ export class ComputeClient implements Disposable, AsyncDisposable {
     info?: InfoWords,
     options?: LaunchOptions,
   ): void {
-    const server = this.server;
-    if (!(kernel instanceof Kernel)) throw new TypeError("launch: kernel must come from defineKernel()");
     let x = 1;
     let y = 1;
     let z = 1;
-    let indirect: Handle | null = null;
+    let indirect: BufferBinding | null = null;
     if (Array.isArray(count)) {
       const n = count.length;
-      x = count[0];
+      if (n < 1 || n > 3) badCountForm(kernel, count);
+      x = count[0]!;
       if (n > 1) {
-        y = count[1];
-        if (n > 2) z = count[2];
+        y = count[1]!;
+        if (n > 2) z = count[2]!;
       }
-      const max = this.#maxCount;
-      // `v >>> 0 === v` accepts exactly the integers 0..2^32-1.
-      if (
-        n < 1 || n > 3 || (x >>> 0) !== x || (y >>> 0) !== y || (z >>> 0) !== z || x > max || y > max || z > max
-      ) badCount(kernel, count, max);
     } else if (count instanceof Handle) {
-      indirect = this.#checkIndirect(count, kernel);
+      indirect = count;
     } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "static") {
       const c = count as { x: number; y: number; z: number };
       x = c.x;
       y = c.y;
       z = c.z;
-      badCount(kernel, [x, y, z], this.#maxCount, true);
     } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "dynamic") {
-      indirect = this.#checkIndirect((count as { binding: unknown }).binding as Handle, kernel);
+      indirect = (count as { binding: BufferBinding }).binding;
     } else {
-      throw new TypeError(`launch(${kernel.name}): count must be [x, y, z], a CubeCount or a Handle`);
+      badCountForm(kernel, count);
     }
-    if (!Array.isArray(buffers)) throw new TypeError(`launch(${kernel.name}): buffers must be an array of Handle`);
-    const nb = buffers.length;
-    const maxBinding = this.#maxBinding;
-    const alignMask = this.#storageAlign - 1; // WebGPU offset alignments are powers of two
-    for (let i = 0; i < nb; i++) {
-      const b = buffers[i];
-      if (!(b instanceof Handle) || b.owner !== server) this.#checkHandle(b, `launch(${kernel.name}) buffer ${i}`);
-      if ((b.offsetStart & alignMask) !== 0) {
-        throw new RangeError(
-          `launch(${kernel.name}) buffer ${i}: a view bound to a kernel must start at a multiple of minStorageBufferOffsetAlignment (${this.#storageAlign} B); memory ${b.memory.id} is viewed from byte ${b.offsetStart}`,
-        );
-      }
-      if (b.size - b.offsetStart - b.offsetEnd > maxBinding) {
-        throw new ResourceLimitError(
-          "binding-size",
-          `launch(${kernel.name}) buffer ${i}`,
-          [b.sizeInUse],
-          [maxBinding],
-          "maxStorageBufferBindingSize",
-        );
-      }
-    }
-    let words: InfoWords | null = null;
-    if (info !== undefined && info !== null) {
-      if (!(info instanceof Uint32Array || info instanceof Float32Array || info instanceof Int32Array)) {
-        throw new TypeError(`launch(${kernel.name}): info must be a Uint32Array, Int32Array or Float32Array`);
-      }
-      if (info.length > 0) words = info;
-    }
-    const declared = kernel.layout.bindings;
-    if (declared !== null && declared !== nb + (words === null ? 0 : 1)) badArity(kernel, nb, words !== null);
-    let mode: LaunchMode = "execute";
-    if (options !== undefined) {
-      mode = options.mode ?? "execute";
-      if (mode !== "execute" && mode !== "skip") {
-        throw new TypeError(`launch(${kernel.name}): mode must be "execute" or "skip"`);
-      }
-    }
-    server.launchRaw(kernel, buffers, words, x, y, z, indirect, mode, this.stream);
-  }
-
-  #checkIndirect(h: Handle, kernel: Kernel): Handle {
-    const handle = this.#checkHandle(h, `launch(${kernel.name}) indirect count`);
-    if (handle.sizeInUse < 12) badIndirectSize(kernel, handle.memory.id, handle.sizeInUse);
-    return handle;
+    // Every argument is checked once, at the server's door (contract/launch_checks.ts).
+    this.server.launchRaw(
+      kernel,
+      buffers,
+      info ?? null,
+      x,
+      y,
+      z,
+      indirect,
+      options === undefined ? "execute" : options.mode ?? "execute",
+      this.stream,
+    );
   }
 
   /**

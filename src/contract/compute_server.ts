@@ -22,7 +22,6 @@
  */
 
 import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
-import type { Kernel } from "../kernel/kernel.ts";
 import type { ServerLogger } from "../logger.ts";
 import type { ManagedMemory } from "./managed_memory.ts";
 import type {
@@ -45,6 +44,7 @@ import type {
   MemoryReport,
   MemoryUsage,
 } from "./memory_types.ts";
+import type { Kernel } from "./kernel.ts";
 
 /** What the server shares with clients without a round trip (CubeCL's `ServerUtilities`). */
 export interface ServerUtilities {

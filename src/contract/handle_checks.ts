@@ -7,7 +7,7 @@
 
 import { ResourceLimitError } from "../errors.ts";
 import { Handle } from "./handle.ts";
-import type { WebGpuServer } from "../server/webgpu_server.ts";
+import type { DeviceProperties } from "./types.ts";
 import type { MemoryLayoutDescriptor } from "./memory_types.ts";
 import { checkShape } from "./descriptors.ts";
 
@@ -20,7 +20,7 @@ import { checkShape } from "./descriptors.ts";
  * @returns The handle.
  * @throws {TypeError} When `h` is not a `Handle`, was released, or belongs to another device.
  */
-export function checkHandle(server: WebGpuServer, h: unknown, where: string): Handle {
+export function checkHandle(server: object, h: unknown, where: string): Handle {
   if (!(h instanceof Handle)) {
     throw new TypeError(`${where}: expected a Handle, got ${Object.prototype.toString.call(h)}`);
   }
@@ -41,7 +41,7 @@ export function checkHandle(server: WebGpuServer, h: unknown, where: string): Ha
  * @throws {RangeError} When it is not a non-negative safe integer.
  * @throws {ResourceLimitError} When it exceeds `maxBufferSize`.
  */
-export function checkSize(server: WebGpuServer, size: unknown, where: string): number {
+export function checkSize(server: { readonly properties: DeviceProperties }, size: unknown, where: string): number {
   if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
     throw new RangeError(`${where}: size must be a non-negative integer number of bytes, got ${String(size)}`);
   }

@@ -18,7 +18,6 @@
  * @module
  */
 
-import type { KernelLayout } from "./kernel.ts";
 import { type BindingPlan, planBindings } from "./_bindings.ts";
 import { ModuleScope } from "./_module_scope.ts";
 import {
@@ -29,6 +28,7 @@ import {
   stripComments,
   VAR_DECL,
 } from "./_wgsl_source.ts";
+import type { KernelLayout } from "../contract/kernel.ts";
 
 const FN_DECL = /^fn\s+([\p{XID_Start}_]\p{XID_Continue}*)\s*\(/u;
 

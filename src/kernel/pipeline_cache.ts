@@ -13,8 +13,8 @@
  */
 
 import { CompilationError, ResourceLimitError, type ServerError } from "../errors.ts";
-import type { Kernel } from "./kernel.ts";
 import type { ServerLogger } from "../logger.ts";
+import type { Kernel } from "../contract/kernel.ts";
 
 /** Validation state of a compiled pipeline. */
 export type PipelineState = "pending" | "valid" | "failed";

@@ -12,10 +12,10 @@ import type { StreamId } from "../ids.ts";
 import type { HostStagingPool } from "../memory/host_staging.ts";
 import type { Slice } from "../contract/managed_memory.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
-import type { OwnerResolver } from "../stream/stream.ts";
 import { checkBinding, checkDescriptor, isContiguous } from "../contract/descriptors.ts";
 import type { StreamHost } from "./stream_slots.ts";
 import type { BufferBinding, CopyDescriptor, ManagedResource } from "../contract/types.ts";
+import type { OwnerResolver } from "../stream/_stream_parts.ts";
 
 /** What `HostTransfers` is built with. */
 export interface HostTransfersOptions {

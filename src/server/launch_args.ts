@@ -1,42 +1,38 @@
 /**
- * Launch argument resolution outside the allocation-free path: the object
- * form of `launch` (a `CubeCount` and `KernelArguments`) checked and spread
- * out into `launchRaw`'s arguments, and the log line of a launch when
- * launches are logged.
+ * Launch arguments outside the allocation-free path: the object form of
+ * `launch` (a `CubeCount` and `KernelArguments`) spread out into
+ * `launchRaw`'s arguments, and the log line of a launch when launches are
+ * logged.
  *
  * @module
  */
 
-import { badArity, badBindingSize, badCount, badIndirectSize, badInfo, badMode } from "../contract/launch_checks.ts";
+import { badCountForm } from "../contract/launch_checks.ts";
 import type { StreamId } from "../ids.ts";
-import { Kernel } from "../kernel/kernel.ts";
+import type { Kernel } from "../contract/kernel.ts";
 import type { ServerLogger } from "../logger.ts";
-import { ManagedMemory } from "../contract/managed_memory.ts";
-import type { BufferBinding, CubeCount, KernelArguments, LaunchMode } from "../contract/types.ts";
-import type { WebGpuServer } from "./webgpu_server.ts";
+import type { BufferBinding, CubeCount, InfoWords, KernelArguments, LaunchMode } from "../contract/types.ts";
 
-/** What `spreadLaunch` needs of the server: its limits and the allocation-free `launchRaw`. */
-export type RawLauncher = Pick<WebGpuServer, "properties" | "launchRaw">;
-
-/** Throws when `b` is not a binding of some memory, or binds more than `maxBinding` bytes. */
-function checkBinding(kernel: Kernel, b: unknown, where: string, maxBinding: number): BufferBinding {
-  const binding = b as BufferBinding;
-  if (b === null || typeof b !== "object" || !(binding.memory instanceof ManagedMemory)) {
-    throw new TypeError(
-      `launch(${kernel.name}) ${where}: expected a BufferBinding, got ${Object.prototype.toString.call(b)}`,
-    );
-  }
-  const size = binding.size - binding.offsetStart - binding.offsetEnd;
-  if (size > maxBinding) badBindingSize(kernel, where, size, maxBinding);
-  return binding;
+/** What `spreadLaunch` needs of the server: the allocation-free launch path, whose door checks every argument. */
+export interface RawLauncher {
+  /** See `WebGpuServer.launchRaw`. */
+  launchRaw(
+    kernel: Kernel,
+    buffers: readonly BufferBinding[],
+    info: InfoWords | null,
+    x: number,
+    y: number,
+    z: number,
+    indirect: BufferBinding | null,
+    mode: LaunchMode,
+    stream: StreamId,
+  ): void;
 }
 
 /**
- * Checks the object form of a launch and hands it to `launchRaw`: a static
- * count is spread into `x`, `y`, `z`; a dynamic one becomes the indirect
- * binding; empty info words become null. The checks are the client's: a bad
- * count, mode, info type, binding or binding count throws before anything is
- * queued (WebGPU would otherwise fail the whole batch, or truncate the count).
+ * Spreads the object form of a launch (a `CubeCount` and `KernelArguments`)
+ * into `launchRaw`'s arguments: a static count into `x`, `y`, `z`, a dynamic
+ * one into the indirect binding. `launchRaw` checks them all at its door.
  *
  * @param server The server to launch on.
  * @param kernel The kernel.
@@ -44,15 +40,8 @@ function checkBinding(kernel: Kernel, b: unknown, where: string, maxBinding: num
  * @param args Buffers and info words.
  * @param mode `execute`, or `skip` to compile and cache only.
  * @param stream The launching stream.
- * @throws {TypeError} When the kernel does not come from `defineKernel()`,
- * `args.buffers` is not an array of bindings, the info words are not a 32-bit
- * typed array, the bindings do not match the kernel's declarations, or the
- * mode is unknown.
- * @throws {RangeError} When a count is not a non-negative integer, or an
- * indirect count binds fewer than 12 bytes.
- * @throws {ResourceLimitError} When a count exceeds
- * `maxComputeWorkgroupsPerDimension` or a binding `maxStorageBufferBindingSize`.
- * @throws {DeviceLostError} Once the device is gone (from `launchRaw`).
+ * @throws {TypeError} When the count is not a `CubeCount` or `args` has no
+ * buffers, and whatever the door throws (see `checkLaunch`).
  */
 export function spreadLaunch(
   server: RawLauncher,
@@ -62,32 +51,14 @@ export function spreadLaunch(
   mode: LaunchMode,
   stream: StreamId,
 ): void {
-  if (!(kernel instanceof Kernel)) throw new TypeError("launch: kernel must come from defineKernel()");
-  if (!Array.isArray(args?.buffers)) throw new TypeError(`launch(${kernel.name}): args.buffers must be an array`);
-  if (mode !== "execute" && mode !== "skip") badMode(kernel);
-  const { hardware, memory } = server.properties;
-  const given = args.info;
-  if (
-    given !== undefined && given !== null &&
-    !(given instanceof Uint32Array || given instanceof Float32Array || given instanceof Int32Array)
-  ) badInfo(kernel);
-  const info = given !== undefined && given !== null && given.length > 0 ? given : null;
-  const buffers = args.buffers;
-  for (let i = 0; i < buffers.length; i++) checkBinding(kernel, buffers[i], `buffer ${i}`, memory.maxPageSize);
-  const declared = kernel.layout.bindings;
-  if (declared !== null && declared !== buffers.length + (info === null ? 0 : 1)) {
-    badArity(kernel, buffers.length, info !== null);
-  }
+  const buffers = args === null || typeof args !== "object" ? undefined : args.buffers;
+  const info = args?.info ?? null;
   if (count !== null && typeof count === "object" && count.kind === "static") {
-    badCount(kernel, [count.x, count.y, count.z], hardware.maxCubeCount[0], true);
-    server.launchRaw(kernel, buffers, info, count.x, count.y, count.z, null, mode, stream);
+    server.launchRaw(kernel, buffers!, info, count.x, count.y, count.z, null, mode, stream);
   } else if (count !== null && typeof count === "object" && count.kind === "dynamic") {
-    const binding = checkBinding(kernel, count.binding, "indirect count", Infinity);
-    const size = binding.size - binding.offsetStart - binding.offsetEnd;
-    if (size < 12) badIndirectSize(kernel, binding.memory.id, size);
-    server.launchRaw(kernel, buffers, info, 1, 1, 1, binding, mode, stream);
+    server.launchRaw(kernel, buffers!, info, 1, 1, 1, count.binding, mode, stream);
   } else {
-    throw new TypeError(`launch(${kernel.name}): count must be a CubeCount ({ kind: "static" | "dynamic", ... })`);
+    badCountForm(kernel, count);
   }
 }
 

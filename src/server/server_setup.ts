@@ -18,7 +18,6 @@ import { HostStagingPool } from "../memory/host_staging.ts";
 import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
 import { DeviceContext } from "../stream/device_context.ts";
-import type { OwnerResolver } from "../stream/stream.ts";
 import type { ServerUtilities } from "../contract/compute_server.ts";
 import { DrainingCalls } from "./draining_calls.ts";
 import { HostTransfers } from "./host_transfers.ts";
@@ -26,6 +25,7 @@ import { ServerMemory } from "./server_memory.ts";
 import { DEFAULT_TASKS_MAX, type ServerOptions } from "./server_options.ts";
 import { type StreamHost, StreamSlots } from "./stream_slots.ts";
 import type { DeviceProperties } from "../contract/types.ts";
+import type { OwnerResolver } from "../stream/_stream_parts.ts";
 
 /** What a server is set up from. */
 export interface ServerSetupOptions {

@@ -8,8 +8,9 @@ import { MemoryManager } from "../memory/memory_manager.ts";
 import { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import { type TimestampOrigin, TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
-import { type OwnerResolver, Stream } from "../stream/stream.ts";
+import { Stream } from "../stream/stream.ts";
 import type { PersistentMemoryPolicy, PoolConfig } from "../contract/memory_types.ts";
+import type { OwnerResolver } from "../stream/_stream_parts.ts";
 
 /** Usage of main memory pages: storage bindings, copies both ways, indirect counts. */
 const MAIN_USAGE = 0x80 /* STORAGE */ | 0x04 /* COPY_SRC */ | 0x08 /* COPY_DST */ | 0x100 /* INDIRECT */;

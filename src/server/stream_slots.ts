@@ -9,9 +9,10 @@
 import type { StreamId } from "../ids.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
 import type { TimestampOrigin } from "../profile/timestamp_profiler.ts";
-import type { OwnerResolver, Stream } from "../stream/stream.ts";
+import type { Stream } from "../stream/stream.ts";
 import { createStream } from "./stream_factory.ts";
 import type { PersistentMemoryPolicy, PoolConfig } from "../contract/memory_types.ts";
+import type { OwnerResolver } from "../stream/_stream_parts.ts";
 
 /** What the server's helpers call back: its liveness check and its stream lookup. */
 export interface StreamHost {

@@ -9,7 +9,6 @@
 import { slotOf } from "../_util/slot.ts";
 import { DeviceLostError, DeviceValidationError, ResourceLimitError, UnsupportedError } from "../errors.ts";
 import { checkStreamId, type GraphId, type ProfilingToken, type StreamId } from "../ids.ts";
-import type { Kernel } from "../kernel/kernel.ts";
 import type { ServerLogger } from "../logger.ts";
 import type { ManagedMemory } from "../contract/managed_memory.ts";
 import type { HostStagingPool } from "../memory/host_staging.ts";
@@ -23,6 +22,7 @@ import { acquireDevice } from "./device.ts";
 import type { DrainingCalls } from "./draining_calls.ts";
 import type { HostTransfers } from "./host_transfers.ts";
 import { logLaunch, spreadLaunch } from "./launch_args.ts";
+import { checkLaunch, type LaunchLimits } from "../contract/launch_checks.ts";
 import type { ServerMemory } from "./server_memory.ts";
 import type { ServerOptions } from "./server_options.ts";
 import { deviceLostError, setUpServer } from "./server_setup.ts";
@@ -40,6 +40,7 @@ import type {
 } from "../contract/types.ts";
 import type { InfoWords } from "../contract/types.ts";
 import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
+import type { Kernel } from "../contract/kernel.ts";
 
 /** The WebGPU compute server of one device. */
 export class WebGpuServer implements ComputeServer {
@@ -63,6 +64,8 @@ export class WebGpuServer implements ComputeServer {
   #drains: DrainingCalls;
   #graphs: GraphRegistry;
   #exclusive = new ExclusiveLock();
+  /** What the launch door checks against. */
+  #limits: LaunchLimits;
   #streamOf = (slot: number): Stream => this.stream(slot);
   /** What the device's loss reaction reaches (see the constructor). */
   #lossTarget: { server: WebGpuServer | null } = { server: this };
@@ -89,6 +92,12 @@ export class WebGpuServer implements ComputeServer {
     this.#memory = parts.memory;
     this.#drains = parts.drains;
     this.#graphs = parts.graphs;
+    this.#limits = {
+      owner: this,
+      maxCount: props.hardware.maxCubeCount[0],
+      maxBinding: props.memory.maxPageSize,
+      storageAlign: props.limits.minStorageBufferOffsetAlignment ?? 256,
+    };
     device.addEventListener("uncapturederror", this.#onUncapturedError);
     // The loss reaction reaches the server through a holder cleared at destroy:
     // a caller's device outlives its clients and must not keep them alive.
@@ -235,17 +244,21 @@ export class WebGpuServer implements ComputeServer {
 
   /**
    * The allocation-free form of `launch` used by the client: the same
-   * semantics, with the count and arguments spread out.
+   * semantics, with the count and arguments spread out. Every launch passes
+   * here, and every argument is checked here (`checkLaunch`), whichever
+   * entry it came through.
    *
    * @param kernel The kernel.
    * @param buffers Storage bindings in order.
-   * @param info Non-empty info words, or null.
+   * @param info Info words (empty or null for none).
    * @param x Workgroups along x.
    * @param y Workgroups along y.
    * @param z Workgroups along z.
    * @param indirect Memory holding `[x, y, z]`, or null for a static count.
    * @param mode `execute` or `skip`.
    * @param stream The launching stream.
+   * @throws {TypeError} {RangeError} {ResourceLimitError} For a bad argument (see `checkLaunch`).
+   * @throws {DeviceLostError} Once the device is gone.
    */
   launchRaw(
     kernel: Kernel,
@@ -258,7 +271,9 @@ export class WebGpuServer implements ComputeServer {
     mode: LaunchMode,
     stream: StreamId,
   ): void {
+    checkLaunch(this.#limits, kernel, buffers, info, x, y, z, indirect, mode);
     if (this.#closed !== null) throw this.#closed;
+    if (info !== null && info.length === 0) info = null;
     if (indirect === null && (x === 0 || y === 0 || z === 0)) return;
     const s = (stream < this.#maxStreams ? this.#streams[stream] : undefined) ?? this.stream(stream);
     const ctx = this.#ctx;

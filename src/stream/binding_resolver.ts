@@ -16,11 +16,11 @@ import type { ManagedMemory, Slice } from "../contract/managed_memory.ts";
 import type { BufferBinding } from "../contract/types.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { ErrorQueue } from "./error_queue.ts";
-import type { Stream } from "./stream.ts";
+import type { ResolverHost } from "./_stream_parts.ts";
 
 /** Binding resolution for one stream. */
 export class BindingResolver {
-  #stream: Stream;
+  #stream: ResolverHost;
   #ctx: DeviceContext;
   #errors: ErrorQueue;
   #pins: ManagedMemory[];
@@ -31,7 +31,7 @@ export class BindingResolver {
    * @param parts The stream, the device context, the stream's error queue,
    * and its pins waiting for the next submission (the default for `pins`).
    */
-  constructor(parts: { stream: Stream; ctx: DeviceContext; errors: ErrorQueue; pins: ManagedMemory[] }) {
+  constructor(parts: { stream: ResolverHost; ctx: DeviceContext; errors: ErrorQueue; pins: ManagedMemory[] }) {
     this.#stream = parts.stream;
     this.#ctx = parts.ctx;
     this.#errors = parts.errors;

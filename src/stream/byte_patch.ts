@@ -7,7 +7,8 @@
  * @module
  */
 
-import { defineKernel, type Kernel } from "../kernel/kernel.ts";
+import { defineKernel } from "../kernel/define_kernel.ts";
+import type { Kernel } from "../contract/kernel.ts";
 
 /** The patch kernel: info = [word index within the binding, keep mask, value]. */
 export const BYTE_PATCH_KERNEL: Kernel = defineKernel({

@@ -24,13 +24,13 @@ import type { HeldWork } from "./held_work.ts";
 import type { BindingResolver } from "./binding_resolver.ts";
 import type { IndirectCounts } from "./indirect_counts.ts";
 import { encodeReplay } from "./graph_replay.ts";
-import type { Stream } from "./stream.ts";
+import type { EncoderHost } from "./_stream_parts.ts";
 import type { InfoWords } from "../contract/types.ts";
 import type { IndirectSource } from "../graph/graph.ts";
 
 /** The resolved bindings of a pipeline's last launch (see `DispatchEncoder.launch`). */
 interface LaunchMemo {
-  stream: Stream;
+  stream: EncoderHost;
   bindings: BufferBinding[];
   slices: Slice[];
   bindGroup: GPUBindGroup;
@@ -112,7 +112,7 @@ export interface DispatchPaths {
 /** What a stream's dispatch encoder works with: the stream and its encoding internals. */
 export interface DispatchEncoderParts {
   /** The stream. */
-  readonly stream: Stream;
+  readonly stream: EncoderHost;
   /** The device context. */
   readonly ctx: DeviceContext;
   /** The stream's info arena. */
@@ -131,7 +131,7 @@ export interface DispatchEncoderParts {
 
 /** Encodes one stream's launches and replays. */
 export class DispatchEncoder implements DispatchPaths {
-  #stream: Stream;
+  #stream: EncoderHost;
   #ctx: DeviceContext;
   #arena: InfoArena;
   #held: HeldWork;

@@ -11,7 +11,7 @@ import type { ManagedMemory } from "../contract/managed_memory.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { ErrorQueue } from "./error_queue.ts";
 import { type HeldOp, Speculation } from "./speculation.ts";
-import type { Stream } from "./stream.ts";
+import type { HeldHost } from "./_stream_parts.ts";
 
 /** Dispatches held while validations are pending before a submit is forced. */
 const HOLD_LIMIT = 16384;
@@ -19,7 +19,7 @@ const HOLD_LIMIT = 16384;
 /** What held work is built from: its stream, and the stream's encoding internals it shares. */
 export interface HeldWorkParts {
   /** The stream. */
-  readonly stream: Stream;
+  readonly stream: HeldHost;
   /** The device context. */
   readonly ctx: DeviceContext;
   /** The stream's error queue. */

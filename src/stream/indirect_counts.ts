@@ -12,7 +12,7 @@ import type { Page } from "../contract/managed_memory.ts";
 import type { BufferBinding } from "../contract/types.ts";
 import type { BindingResolver } from "./binding_resolver.ts";
 import type { DeviceContext } from "./device_context.ts";
-import type { Stream } from "./stream.ts";
+import type { IndirectHost } from "./_stream_parts.ts";
 import type { IndirectSource } from "../graph/graph.ts";
 
 /** Bytes of the stream-owned indirect buffer (16 per copied count). */
@@ -20,7 +20,7 @@ const INDIRECT_BYTES = 4096;
 
 /** Indirect count sources of one stream. */
 export class IndirectCounts {
-  #stream: Stream;
+  #stream: IndirectHost;
   #ctx: DeviceContext;
   #bindings: BindingResolver;
   #buffer: GPUBuffer | null = null;
@@ -31,7 +31,7 @@ export class IndirectCounts {
    *
    * @param parts The stream, the device context and the stream's binding resolver.
    */
-  constructor(parts: { stream: Stream; ctx: DeviceContext; bindings: BindingResolver }) {
+  constructor(parts: { stream: IndirectHost; ctx: DeviceContext; bindings: BindingResolver }) {
     this.#stream = parts.stream;
     this.#ctx = parts.ctx;
     this.#bindings = parts.bindings;

@@ -10,7 +10,7 @@ import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { Page } from "../contract/managed_memory.ts";
 import type { BufferBinding } from "../contract/types.ts";
 import type { BindingResolver } from "./binding_resolver.ts";
-import type { Stream } from "./stream.ts";
+import type { RecordingHost } from "./_stream_parts.ts";
 import type { GraphRecorder, RecordedDispatch } from "../graph/graph.ts";
 import type { InfoWords } from "../contract/types.ts";
 
@@ -42,7 +42,7 @@ export interface LaunchToRecord {
  * @param resolver The stream's binding resolver.
  */
 export function recordLaunch(
-  stream: Stream,
+  stream: RecordingHost,
   recorder: GraphRecorder,
   launch: LaunchToRecord,
   resolver: BindingResolver,

@@ -25,7 +25,6 @@ import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page, Slice } from "../contract/managed_memory.ts";
 import type { MemoryManager } from "../memory/memory_manager.ts";
 import type { WebGpuStorage } from "../memory/webgpu_storage.ts";
-import type { BufferBinding } from "../contract/types.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
 import type { GraphRecorder } from "../graph/graph.ts";
 import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";
@@ -42,9 +41,7 @@ import { BindingResolver } from "./binding_resolver.ts";
 import { IndirectCounts } from "./indirect_counts.ts";
 import { StreamWriter } from "./stream_writer.ts";
 import { DispatchEncoder, type DispatchPaths } from "./dispatch_encoder.ts";
-
-/** Resolves a binding's descriptor through its owner stream (slow path). */
-export type OwnerResolver = (binding: BufferBinding) => Slice;
+import type { OwnerResolver } from "./_stream_parts.ts";
 
 /** A stream slot. */
 export class Stream implements QueueHost {

@@ -19,7 +19,7 @@ import { type DeviceLostError, ServerUnhealthyError } from "../errors.ts";
 import type { ManagedMemory, Slice } from "../contract/managed_memory.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { StagingBuffer } from "./staging_pool.ts";
-import type { Stream } from "./stream.ts";
+import type { ReaderHost } from "./_stream_parts.ts";
 
 interface ReadRequest {
   /** Its staging buffers (each at most `maxBufferSize`), with the bytes used in each; empty when nothing is copied. */
@@ -34,7 +34,7 @@ interface ReadRequest {
 
 /** Read batching for one stream. */
 export class StreamReader {
-  #stream: Stream;
+  #stream: ReaderHost;
   #ctx: DeviceContext;
   #batch: ReadRequest[] = [];
   #scheduled = false;
@@ -45,7 +45,7 @@ export class StreamReader {
    * @param stream The stream whose encoder receives the copies.
    * @param ctx The device context.
    */
-  constructor(stream: Stream, ctx: DeviceContext) {
+  constructor(stream: ReaderHost, ctx: DeviceContext) {
     this.#stream = stream;
     this.#ctx = ctx;
   }

@@ -15,11 +15,11 @@ import type { Slice } from "../contract/managed_memory.ts";
 import { BYTE_PATCH_KERNEL, tailWord } from "./byte_patch.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { HeldWork } from "./held_work.ts";
-import type { Stream } from "./stream.ts";
+import type { WriterHost } from "./_stream_parts.ts";
 
 /** Writes of one stream. */
 export class StreamWriter {
-  #stream: Stream;
+  #stream: WriterHost;
   #ctx: DeviceContext;
   #held: HeldWork;
 
@@ -28,7 +28,7 @@ export class StreamWriter {
    *
    * @param parts The stream, the device context and the stream's held work.
    */
-  constructor(parts: { stream: Stream; ctx: DeviceContext; held: HeldWork }) {
+  constructor(parts: { stream: WriterHost; ctx: DeviceContext; held: HeldWork }) {
     this.#stream = parts.stream;
     this.#ctx = parts.ctx;
     this.#held = parts.held;

@@ -8,13 +8,13 @@ import assert from "node:assert/strict";
 import {
   createClient,
   defineKernel,
-  type Kernel,
   PoolConfigError,
   ProfileError,
   ResourceLimitError,
   ServerUnhealthyError,
 } from "../../mod.ts";
 import { addKernel, incKernel, readU32, withClient } from "../_gpu.ts";
+import type { Kernel } from "../../src/contract/kernel.ts";
 
 Deno.test("allocation sizes: negative, fractional, non-numeric and over maxBufferSize are refused by name", async () => {
   await withClient(async (client) => {

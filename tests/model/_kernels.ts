@@ -6,8 +6,9 @@
  * not compile.
  */
 
-import { defineKernel, type Kernel } from "../../mod.ts";
+import { defineKernel } from "../../mod.ts";
 import { defineLoopKernel, type LoopKernel } from "../_loop_budget.ts";
+import type { Kernel } from "../../src/contract/kernel.ts";
 
 /** out[i] = a[i] ^ b[i] for i < n; info = [n]. */
 export const xorKernel: Kernel = defineKernel({

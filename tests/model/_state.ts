@@ -6,9 +6,10 @@
  */
 
 import assert from "node:assert/strict";
-import type { ClientOptions, ComputeClient, Graph, Handle, Kernel, LaunchCount } from "../../mod.ts";
+import type { ClientOptions, ComputeClient, Graph, Handle, LaunchCount } from "../../mod.ts";
 import { EXTRA_STREAMS, type ModelOptions, type ModelStats, STREAMS } from "./_options.ts";
 import type { Rng } from "./_rng.ts";
+import type { Kernel } from "../../src/contract/kernel.ts";
 
 /** One allocation: its bytes and which of them are defined. Shared by every clone and view. */
 export interface Mem {

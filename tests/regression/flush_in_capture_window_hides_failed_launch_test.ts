@@ -22,11 +22,11 @@ import {
   type ComputeClient,
   defineKernel,
   type Handle,
-  type Kernel,
   ResourceLimitError,
   ServerUnhealthyError,
 } from "../../mod.ts";
 import { incKernel, plusOneKernel as plusOne, readF32, readU32, withClient } from "../_gpu.ts";
+import type { Kernel } from "../../src/contract/kernel.ts";
 
 /** A kernel whose WGSL does not compile. */
 const broken = defineKernel({

@@ -20,9 +20,10 @@
  */
 
 import assert from "node:assert/strict";
-import { type ComputeClient, type Handle, Kernel } from "../../mod.ts";
+import type { ComputeClient, Handle } from "../../mod.ts";
 import { defineLoopKernel, launchWithinBudget, type LoopKernel, type LoopLaunch } from "../_loop_budget.ts";
 import { countSubmits, incKernel, readU32, rng, withClient } from "../_gpu.ts";
+import { Kernel } from "../../src/contract/kernel.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
