@@ -1,9 +1,15 @@
 /**
  * A GPU compute runtime on Deno's built-in WebGPU, implementing CubeCL's
- * `ComputeServer` contract: pooled device memory, cheap kernel launches,
- * streams, batched reads and writes, and typed errors.
+ * `ComputeServer` contract: you write WGSL kernels, and the runtime gives you
+ * pooled device memory, cheap kernel launches, streams, batched reads and
+ * writes, profiling, graph capture and replay, and typed errors.
  *
- * ```ts ignore
+ * This entry point holds what a user of the runtime needs. The contract
+ * itself (`ComputeServer`, its argument and memory types, `WebGpuServer`) is
+ * in `@denogpu/runtime/server`, for those who drive or implement a server
+ * directly.
+ *
+ * ```ts
  * import { createClient, defineKernel } from "@denogpu/runtime";
  *
  * const client = await createClient();
@@ -25,53 +31,39 @@
  * @module
  */
 
-export * from "./src/errors.ts";
-export * from "./src/ids.ts";
-export * from "./src/logger.ts";
-export * from "./src/kernel/define_kernel.ts";
-export * from "./src/kernel/pipeline_cache.ts";
-export * from "./src/kernel/bind_group_cache.ts";
-export * from "./src/contract/storage.ts";
-export * from "./src/memory/webgpu_storage.ts";
-export * from "./src/contract/managed_memory.ts";
-export * from "./src/memory/memory_pool.ts";
-export * from "./src/memory/sliced_pool.ts";
-export * from "./src/memory/exclusive_pool.ts";
-export * from "./src/memory/persistent_pool.ts";
-export * from "./src/memory/direct_pool.ts";
-export * from "./src/memory/memory_config.ts";
-export * from "./src/memory/memory_manager.ts";
-export * from "./src/memory/memory_usage.ts";
-export * from "./src/memory/layout_policy.ts";
-export * from "./src/memory/host_staging.ts";
-export * from "./src/stream/device_context.ts";
-export * from "./src/stream/info_arena.ts";
-export * from "./src/stream/staging_pool.ts";
-export * from "./src/stream/command_queue.ts";
-export * from "./src/stream/speculation.ts";
-export type { BindingResolver } from "./src/stream/binding_resolver.ts";
-export type { DispatchPaths } from "./src/stream/dispatch_encoder.ts";
-export * from "./src/stream/stream.ts";
-export * from "./src/stream/stream_reader.ts";
-export * from "./src/contract/types.ts";
-export * from "./src/contract/handle.ts";
-export * from "./src/server/device.ts";
-export * from "./src/contract/compute_server.ts";
-export * from "./src/contract/descriptors.ts";
-export * from "./src/server/server_options.ts";
-export * from "./src/server/stream_factory.ts";
-export * from "./src/server/webgpu_server.ts";
-export * from "./src/graph/capture_state.ts";
-export * from "./src/graph/graph.ts";
-export * from "./src/server/graph_registry.ts";
-export * from "./src/stream/record_launch.ts";
-export * from "./src/profile/timestamp_profiler.ts";
-export * from "./src/profile/system_profiler.ts";
-export * from "./src/stream/stream_profiles.ts";
-export * from "./src/profile/trace.ts";
-export * from "./src/_util/exclusive_lock.ts";
-export * from "./src/client/graph_handle.ts";
-export * from "./src/client/client_types.ts";
-export * from "./src/client/compute_client.ts";
-export * from "./src/client/create_client.ts";
-export type { IndirectSource } from "./src/graph/graph.ts";
+// The client and its kernels.
+export { createClient } from "./src/client/create_client.ts";
+export type { ClientOptions } from "./src/client/create_client.ts";
+export { ComputeClient } from "./src/client/compute_client.ts";
+export { Graph } from "./src/client/graph_handle.ts";
+export type { HostData, ProfileOptions, ProfileResult, Tensor } from "./src/client/client_types.ts";
+export { Handle } from "./src/contract/handle.ts";
+export { Kernel } from "./src/contract/kernel.ts";
+export type { KernelLayout, KernelOptions } from "./src/contract/kernel.ts";
+export { defineKernel } from "./src/kernel/define_kernel.ts";
+export type { DeviceProperties, DispatchTiming, InfoWords, ManagedResource } from "./src/contract/types.ts";
+export type { StreamId } from "./src/ids.ts";
+export type { KernelSummary } from "./src/profile/trace.ts";
+
+// Memory.
+export type {
+  MemoryAllocationMode,
+  MemoryConfiguration,
+  MemoryLayoutDescriptor,
+  MemoryPoolReport,
+  MemoryReport,
+  MemoryUsage,
+  PersistentMemoryPolicy,
+  PoolConfig,
+} from "./src/contract/memory_types.ts";
+export { formatMemoryReport, formatMemoryUsage } from "./src/memory/memory_usage.ts";
+
+// Logging.
+export type { LoggerOptions, LogLevel, ProfileLogLevel } from "./src/logger.ts";
+
+// Errors.
+export { DeviceLostError, DeviceValidationError, ServerError, UnsupportedError } from "./src/errors/server_errors.ts";
+export { CompilationError, LaunchError, ResourceLimitError } from "./src/errors/launch_errors.ts";
+export { InstallMemoryPoolsError, IoError, PoolConfigError } from "./src/errors/memory_errors.ts";
+export { GraphStateError, ProfileError, ServerUnhealthyError, TraceWriteError } from "./src/errors/stream_errors.ts";
+export { KernelLayoutError } from "./src/errors/kernel_errors.ts";

@@ -28,7 +28,8 @@
  * Run: `deno task bench` or `deno bench --allow-env bench/launch_bench.ts`.
  */
 
-import { createClient, DEFAULT_TASKS_MAX, defineKernel } from "../mod.ts";
+import { createClient, defineKernel } from "../mod.ts";
+import { DEFAULT_TASKS_MAX } from "../src/server/server_options.ts";
 import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
 
 const LAUNCHES = 1024;

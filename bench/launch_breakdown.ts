@@ -8,7 +8,8 @@
  */
 
 import process from "node:process";
-import { createClient, defineKernel, type PipelineEntry } from "../mod.ts";
+import { createClient, defineKernel } from "../mod.ts";
+import type { PipelineEntry } from "../src/kernel/pipeline_cache.ts";
 import { bindBuffers, interleave, rawPipelines, storageLayout } from "./_raw.ts";
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;

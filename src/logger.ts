@@ -233,7 +233,7 @@ const ON_VALUES = ["", "1", "true"];
  *
  * @example Usage
  * ```ts
- * import { parseLogEnv } from "@denogpu/runtime";
+ * import { parseLogEnv } from "./logger.ts";
  * console.log(parseLogEnv("memory=full,file=/tmp/gpu.log"));
  * // { memory: "full", sink: { file: "/tmp/gpu.log", append: true } }
  * parseLogEnv("lanches=full", { onIgnored: (part, why) => console.log(part, why) });

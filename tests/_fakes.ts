@@ -3,7 +3,7 @@
  * a storage that hands out numbered buffers and records what happened.
  */
 
-import type { ComputeStorage, StorageHandle } from "../mod.ts";
+import type { ComputeStorage, StorageHandle } from "../src/contract/storage.ts";
 
 /** A storage of fake buffers with a chosen alignment. */
 export class FakeStorage implements ComputeStorage {

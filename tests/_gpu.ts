@@ -4,7 +4,7 @@
  */
 
 import { type ClientOptions, type ComputeClient, createClient, defineKernel } from "../mod.ts";
-import type { Kernel } from "../src/contract/kernel.ts";
+import type { Kernel } from "../mod.ts";
 
 /** Creates a client, runs `fn`, and destroys the client even when `fn` throws. */
 export async function withClient(

@@ -11,7 +11,7 @@
  */
 
 import { type ComputeClient, defineKernel, type Handle } from "../mod.ts";
-import type { Kernel, KernelOptions } from "../src/contract/kernel.ts";
+import type { Kernel, KernelOptions } from "../mod.ts";
 
 /** Loop iterations one llvmpipe invocation runs, in total, before it is silently stopped. */
 export const LLVMPIPE_LOOP_LIMIT = 65535;

@@ -29,15 +29,7 @@ import { Graph } from "./graph_handle.ts";
 import { badCountForm } from "../contract/launch_checks.ts";
 import { checkHandle, checkSize } from "../contract/handle_checks.ts";
 import { checkDescriptor } from "../contract/descriptors.ts";
-import {
-  type HostData,
-  type LaunchCount,
-  type LaunchOptions,
-  type ProfileOptions,
-  type ProfileResult,
-  type Tensor,
-  toBytes,
-} from "./client_types.ts";
+import { type HostData, type ProfileOptions, type ProfileResult, type Tensor, toBytes } from "./client_types.ts";
 import type {
   MemoryAllocationMode,
   MemoryConfiguration,
@@ -46,6 +38,7 @@ import type {
   MemoryUsage,
 } from "../contract/memory_types.ts";
 import type { Kernel } from "../contract/kernel.ts";
+import type { LaunchMode } from "../contract/types.ts";
 
 /**
  * The user-facing client of one device, bound to one stream.
@@ -290,10 +283,10 @@ export class ComputeClient implements Disposable, AsyncDisposable {
    */
   launch(
     kernel: Kernel,
-    count: LaunchCount,
+    count: readonly number[] | Handle | CubeCount,
     buffers: readonly Handle[],
     info?: InfoWords,
-    options?: LaunchOptions,
+    options?: { mode?: LaunchMode },
   ): void {
     let x = 1;
     let y = 1;

@@ -20,7 +20,11 @@ import type { StorageHandle } from "./storage.ts";
 export class ManagedMemory {
   /** Process-unique id. */
   readonly id: number = allocateMemoryId();
-  /** The slice this descriptor owns, or `null` while uninitialised. */
+  /**
+   * The slice this descriptor owns, or `null` while uninitialised.
+   *
+   * @ignore
+   */
   slice: Slice | null = null;
   /** Holders of the descriptor: the pool's slice, user handles, pinned bindings. */
   refs: number;

@@ -20,7 +20,7 @@ import { checkShape } from "../contract/descriptors.ts";
  *
  * @example Usage
  * ```ts
- * import { contiguousStrides } from "@denogpu/runtime";
+ * import { contiguousStrides } from "./layout_policy.ts";
  * console.log(contiguousStrides([2, 3, 4])); // [12, 4, 1]
  * ```
  *
@@ -43,7 +43,7 @@ export function contiguousStrides(shape: readonly number[]): number[] {
  *
  * @example Usage
  * ```ts
- * import { ContiguousLayoutPolicy } from "@denogpu/runtime";
+ * import { ContiguousLayoutPolicy } from "./layout_policy.ts";
  * const plan = new ContiguousLayoutPolicy(256).plan([
  *   { shape: [3], elemSize: 4 },
  *   { shape: [2, 2], elemSize: 4 },

@@ -83,7 +83,7 @@ export function exclusivePagesPreset(props: MemoryProperties): PoolConfig[] {
  *
  * @example Usage
  * ```ts
- * import { resolveMemoryConfiguration } from "@denogpu/runtime";
+ * import { resolveMemoryConfiguration } from "./memory_config.ts";
  * const pools = resolveMemoryConfiguration(
  *   { pools: [{ kind: "sliced", pageSize: 1000 }] },
  *   { maxPageSize: 1 << 27, alignment: 256, maxBufferSize: 1 << 28 },

@@ -22,7 +22,7 @@ export interface KernelSummary {
  *
  * @example Usage
  * ```ts
- * import { summarizeDispatches } from "@denogpu/runtime";
+ * import { summarizeDispatches } from "./trace.ts";
  * console.log(summarizeDispatches([
  *   { name: "a", stream: 0, start: 0, end: 10 },
  *   { name: "b", stream: 0, start: 10, end: 40 },

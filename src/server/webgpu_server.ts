@@ -132,7 +132,11 @@ export class WebGpuServer implements ComputeServer {
     return this.#utilities.properties;
   }
 
-  /** Settings in force (`tasksMax`, `openPassAhead`, `maxStreams`, alignments). */
+  /**
+   * Settings in force (`tasksMax`, `openPassAhead`, `maxStreams`, alignments).
+   *
+   * @ignore
+   */
   get settings(): DeviceContext["settings"] {
     return this.#ctx.settings;
   }
@@ -166,7 +170,11 @@ export class WebGpuServer implements ComputeServer {
     this.#dryRun = Math.max(0, this.#dryRun + delta);
   }
 
-  /** Host staging memory lent by `staging()`. */
+  /**
+   * Host staging memory lent by `staging()`.
+   *
+   * @ignore
+   */
   get hostStaging(): HostStagingPool {
     return this.#hostStaging;
   }
@@ -181,6 +189,8 @@ export class WebGpuServer implements ComputeServer {
    *
    * @param id The stream id.
    * @returns The stream.
+   *
+   * @ignore
    */
   stream(id: StreamId): Stream {
     const slot = slotOf(id, this.#ctx.settings.maxStreams);
@@ -363,6 +373,8 @@ export class WebGpuServer implements ComputeServer {
    *
    * @param graph The graph.
    * @returns The graph and its stream.
+   *
+   * @ignore
    */
   capturedGraph(graph: GraphId): { graph: CapturedGraph; stream: Stream } | undefined {
     const g = this.#graphs.get(graph);

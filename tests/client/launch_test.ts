@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { CompilationError, defineKernel, ResourceLimitError, ServerUnhealthyError } from "../../mod.ts";
 import { addKernel, axpbInfo, axpbKernel, incKernel, readF32, readU32, rng, withClient } from "../_gpu.ts";
-import type { Kernel } from "../../src/contract/kernel.ts";
+import type { Kernel } from "../../mod.ts";
 
 Deno.test("ComputeClient.launch() of an elementwise add equals the CPU reference", async () => {
   await withClient(async (client) => {

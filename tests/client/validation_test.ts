@@ -14,7 +14,7 @@ import {
   ServerUnhealthyError,
 } from "../../mod.ts";
 import { addKernel, incKernel, readU32, withClient } from "../_gpu.ts";
-import type { Kernel } from "../../src/contract/kernel.ts";
+import type { Kernel } from "../../mod.ts";
 
 Deno.test("allocation sizes: negative, fractional, non-numeric and over maxBufferSize are refused by name", async () => {
   await withClient(async (client) => {

@@ -9,7 +9,8 @@
  */
 
 import assert from "node:assert/strict";
-import { defineKernel, KernelLayoutError, type KernelLayoutErrorKind } from "../../mod.ts";
+import { defineKernel, KernelLayoutError } from "../../mod.ts";
+import type { KernelLayoutErrorKind } from "../../server.ts";
 import { readU32, withClient } from "../_gpu.ts";
 
 const X = "@group(0) @binding(0) var<storage, read_write> x: array<u32>;";

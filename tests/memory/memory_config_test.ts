@@ -1,7 +1,8 @@
 /** Contract under test: the pool presets and `resolveMemoryConfiguration` (section 3.4 and 1.11 of the contract). */
 
 import assert from "node:assert/strict";
-import { exclusivePagesPreset, PoolConfigError, resolveMemoryConfiguration, subSlicesPreset } from "../../mod.ts";
+import { exclusivePagesPreset, resolveMemoryConfiguration, subSlicesPreset } from "../../src/memory/memory_config.ts";
+import { PoolConfigError } from "../../mod.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

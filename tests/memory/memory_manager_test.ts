@@ -5,9 +5,11 @@
  */
 
 import assert from "node:assert/strict";
-import { InstallMemoryPoolsError, IoError, ManagedMemory, MemoryManager } from "../../mod.ts";
+import { InstallMemoryPoolsError, IoError } from "../../mod.ts";
+import { ManagedMemory } from "../../server.ts";
+import { MemoryManager } from "../../src/memory/memory_manager.ts";
 import { FakeStorage } from "../_fakes.ts";
-import type { PoolConfig } from "../../src/contract/memory_types.ts";
+import type { PoolConfig } from "../../mod.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -4,7 +4,8 @@
  */
 
 import assert from "node:assert/strict";
-import type { ManagedMemory, MemoryPool } from "../../mod.ts";
+import type { ManagedMemory } from "../../server.ts";
+import type { MemoryPool } from "../../src/memory/memory_pool.ts";
 import { FakeStorage } from "../_fakes.ts";
 
 /** Reserves through the pool the way the manager does: reuse, else grow. */

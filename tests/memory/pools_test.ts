@@ -1,7 +1,11 @@
 /** Runs the shared `MemoryPool` contract against every pool kind. */
 
 import assert from "node:assert/strict";
-import { DirectPool, ExclusivePool, IoError, PersistentPool, SlicedPool } from "../../mod.ts";
+import { DirectPool } from "../../src/memory/direct_pool.ts";
+import { ExclusivePool } from "../../src/memory/exclusive_pool.ts";
+import { IoError } from "../../mod.ts";
+import { PersistentPool } from "../../src/memory/persistent_pool.ts";
+import { SlicedPool } from "../../src/memory/sliced_pool.ts";
 import { FakeStorage } from "../_fakes.ts";
 import { runMemoryPoolContract } from "./memory_pool_contract.ts";
 

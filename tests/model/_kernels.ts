@@ -8,7 +8,7 @@
 
 import { defineKernel } from "../../mod.ts";
 import { defineLoopKernel, type LoopKernel } from "../_loop_budget.ts";
-import type { Kernel } from "../../src/contract/kernel.ts";
+import type { Kernel } from "../../mod.ts";
 
 /** out[i] = a[i] ^ b[i] for i < n; info = [n]. */
 export const xorKernel: Kernel = defineKernel({

@@ -3,7 +3,8 @@
  * effect on the model (static and indirect counts), and the launch itself.
  */
 
-import type { ComputeClient, LaunchCount } from "../../mod.ts";
+import type { ComputeClient } from "../../mod.ts";
+import type { LaunchCount } from "../../src/client/client_types.ts";
 import { addConstKernel, affineKernel, incKernel } from "../_gpu.ts";
 import { fill3dKernel, sumKernel, xorKernel } from "./_kernels.ts";
 import { checkLoopBudget } from "../_loop_budget.ts";

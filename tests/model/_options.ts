@@ -6,7 +6,7 @@
  */
 
 import type { ClientOptions } from "../../mod.ts";
-import type { MemoryConfiguration, PersistentMemoryPolicy } from "../../src/contract/memory_types.ts";
+import type { MemoryConfiguration, PersistentMemoryPolicy } from "../../mod.ts";
 
 /** Options of one model run. */
 export interface ModelOptions {

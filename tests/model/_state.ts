@@ -6,10 +6,11 @@
  */
 
 import assert from "node:assert/strict";
-import type { ClientOptions, ComputeClient, Graph, Handle, LaunchCount } from "../../mod.ts";
+import type { ClientOptions, ComputeClient, Graph, Handle } from "../../mod.ts";
+import type { LaunchCount } from "../../src/client/client_types.ts";
 import { EXTRA_STREAMS, type ModelOptions, type ModelStats, STREAMS } from "./_options.ts";
 import type { Rng } from "./_rng.ts";
-import type { Kernel } from "../../src/contract/kernel.ts";
+import type { Kernel } from "../../mod.ts";
 
 /** One allocation: its bytes and which of them are defined. Shared by every clone and view. */
 export interface Mem {

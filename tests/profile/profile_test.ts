@@ -7,16 +7,9 @@
  */
 
 import assert from "node:assert/strict";
-import {
-  chromeTrace,
-  CompilationError,
-  defineKernel,
-  parseLogEnv,
-  ProfileError,
-  ServerError,
-  ServerUnhealthyError,
-  summarizeDispatches,
-} from "../../mod.ts";
+import { chromeTrace, summarizeDispatches } from "../../src/profile/trace.ts";
+import { CompilationError, defineKernel, ProfileError, ServerError, ServerUnhealthyError } from "../../mod.ts";
+import { parseLogEnv } from "../../src/logger.ts";
 import { incKernel, withClient } from "../_gpu.ts";
 import { defineLoopKernel, launchWithinBudget } from "../_loop_budget.ts";
 

@@ -7,7 +7,9 @@
  */
 
 import assert from "node:assert/strict";
-import { type ManagedMemory, MemoryManager, resolveMemoryConfiguration } from "../../mod.ts";
+import type { ManagedMemory } from "../../server.ts";
+import { MemoryManager } from "../../src/memory/memory_manager.ts";
+import { resolveMemoryConfiguration } from "../../src/memory/memory_config.ts";
 import { FakeStorage } from "../_fakes.ts";
 
 const props = { maxPageSize: 1 << 27, alignment: 32, maxBufferSize: 1 << 28 };

@@ -9,7 +9,8 @@
  */
 
 import assert from "node:assert/strict";
-import { ProfileError, type ProfilingToken } from "../../mod.ts";
+import { ProfileError } from "../../mod.ts";
+import type { ProfilingToken } from "../../server.ts";
 import { withClient } from "../_gpu.ts";
 
 const notRegistered = (e: unknown) => e instanceof ProfileError && e.kind === "not-registered";

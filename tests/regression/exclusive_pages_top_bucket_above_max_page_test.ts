@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { exclusivePagesPreset } from "../../src/memory/memory_config.ts";
-import type { PoolConfig } from "../../src/contract/memory_types.ts";
+import type { PoolConfig } from "../../mod.ts";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;

@@ -26,7 +26,7 @@ import {
   ServerUnhealthyError,
 } from "../../mod.ts";
 import { incKernel, plusOneKernel as plusOne, readF32, readU32, withClient } from "../_gpu.ts";
-import type { Kernel } from "../../src/contract/kernel.ts";
+import type { Kernel } from "../../mod.ts";
 
 /** A kernel whose WGSL does not compile. */
 const broken = defineKernel({

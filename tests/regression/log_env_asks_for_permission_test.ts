@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { ServerLogger } from "../../mod.ts";
+import { ServerLogger } from "../../server.ts";
 import { readGrantedEnv } from "../../src/_util/granted_env.ts";
 
 /** Runs `fn` while counting calls to `Deno.env.get`. */

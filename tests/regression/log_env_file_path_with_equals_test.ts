@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { parseLogEnv } from "../../mod.ts";
+import { parseLogEnv } from "../../src/logger.ts";
 
 Deno.test("DENOGPU_LOG file=PATH keeps a path that contains '='", () => {
   assert.deepEqual(parseLogEnv("memory=full,file=/tmp/run=3/gpu=x.log"), {

@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { parseLogEnv } from "../../mod.ts";
+import { parseLogEnv } from "../../src/logger.ts";
 
 Deno.test("DENOGPU_LOG all=disabled turns every subsystem off, profiling included", () => {
   assert.deepEqual(parseLogEnv("all=disabled"), {

@@ -9,7 +9,8 @@
  */
 
 import assert from "node:assert/strict";
-import { parseLogEnv, ServerLogger } from "../../mod.ts";
+import { parseLogEnv } from "../../src/logger.ts";
+import { ServerLogger } from "../../server.ts";
 
 /** Parses `value`, collecting the ignored parts. */
 function parse(value: string) {

@@ -7,7 +7,8 @@
  */
 
 import assert from "node:assert/strict";
-import { defineKernel, ServerLogger } from "../../mod.ts";
+import { defineKernel } from "../../mod.ts";
+import { ServerLogger } from "../../server.ts";
 import { PipelineCache } from "../../src/kernel/pipeline_cache.ts";
 
 const copy = defineKernel({

@@ -14,7 +14,8 @@
  */
 
 import assert from "node:assert/strict";
-import { type BufferBinding, type ComputeClient, createClient, type Handle } from "../../mod.ts";
+import type { BufferBinding } from "../../server.ts";
+import { type ComputeClient, createClient, type Handle } from "../../mod.ts";
 import { bytes, incKernel, readU32, withClient } from "../_gpu.ts";
 
 /** The binding of `h` as a plain object (not a `Handle`). */

@@ -12,7 +12,8 @@
  */
 
 import assert from "node:assert/strict";
-import type { BufferBinding, Handle } from "../../mod.ts";
+import type { BufferBinding } from "../../server.ts";
+import type { Handle } from "../../mod.ts";
 import { bytes, readU32, withClient } from "../_gpu.ts";
 
 /** `h`'s binding as a plain object claiming `size` bytes. */

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { LaunchError, ServerUnhealthyError } from "../../mod.ts";
 import { incKernel, readU32, withClient } from "../_gpu.ts";
-import type { PoolConfig } from "../../src/contract/memory_types.ts";
+import type { PoolConfig } from "../../mod.ts";
 
 const POOLS: PoolConfig[] = [
   { kind: "sliced", pageSize: 1 << 16 },

@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { chromeTrace } from "../../mod.ts";
+import { chromeTrace } from "../../src/profile/trace.ts";
 import { incKernel, withClient } from "../_gpu.ts";
 
 Deno.test("dispatches of profiles on two streams share one time axis in a trace", async () => {

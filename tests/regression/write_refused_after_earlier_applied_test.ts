@@ -13,7 +13,8 @@
  */
 
 import assert from "node:assert/strict";
-import type { BufferBinding, CopyDescriptor, Handle } from "../../mod.ts";
+import type { BufferBinding, CopyDescriptor } from "../../server.ts";
+import type { Handle } from "../../mod.ts";
 import { bytes, readU32, withClient } from "../_gpu.ts";
 
 /** A descriptor over the bytes `h`'s binding, changed by `patch`, has in view. */

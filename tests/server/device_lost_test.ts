@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createClient, DeviceLostError, type ProfileDuration } from "../../mod.ts";
+import { createClient, DeviceLostError } from "../../mod.ts";
+import type { ProfileDuration } from "../../server.ts";
 import { incKernel, readU32 } from "../_gpu.ts";
 
 /** Rejects if `p` has not settled within `ms` milliseconds. */

@@ -23,7 +23,7 @@ import assert from "node:assert/strict";
 import type { ComputeClient, Handle } from "../../mod.ts";
 import { defineLoopKernel, launchWithinBudget, type LoopKernel, type LoopLaunch } from "../_loop_budget.ts";
 import { countSubmits, incKernel, readU32, rng, withClient } from "../_gpu.ts";
-import { Kernel } from "../../src/contract/kernel.ts";
+import { Kernel } from "../../mod.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
