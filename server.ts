@@ -54,6 +54,9 @@ export type { GraphId, ProfilingToken } from "./src/ids.ts";
 export { ServerLogger } from "./src/logger.ts";
 export type { LogSink } from "./src/logger.ts";
 
+// The memory half of a client (ComputeClient extends it).
+export { MemoryClient } from "./src/client/memory_client.ts";
+
 // The WebGPU server.
 export { WebGpuServer } from "./src/server/webgpu_server.ts";
 export type { ServerOptions } from "./src/server/server_options.ts";

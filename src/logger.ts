@@ -59,7 +59,21 @@ function isOn(level: LogLevel | undefined): boolean {
   return level !== undefined && level !== "disabled";
 }
 
-/** Levelled logger of one server. */
+/**
+ * Levelled logger of one server (CubeCL's `ServerLogger`): compilation,
+ * memory, launches and profiling, each off, `basic` or `full`, to stderr,
+ * stdout or a file. `createClient({ logger })` sets it, or `DENOGPU_LOG` when
+ * env access is granted.
+ *
+ * @example Log compilations to stdout
+ * ```ts
+ * import { ServerLogger } from "@denogpu/runtime/server";
+ *
+ * const logger = new ServerLogger({ compilation: "basic", sink: "stdout" });
+ * console.log(logger.compilation, logger.memory); // true false
+ * logger.log("compilation", "compiled add"); // "[denogpu compilation] compiled add"
+ * ```
+ */
 export class ServerLogger {
   /** Compilation logging on. */
   readonly compilation: boolean;

@@ -9,31 +9,65 @@ import type { ServerOptions } from "../server/server_options.ts";
 import { WebGpuServer } from "../server/webgpu_server.ts";
 import { ComputeClient } from "./compute_client.ts";
 
-/** Options of {@linkcode createClient}. */
+/** Options of {@linkcode createClient}: the server's, and the client's stream. */
 export interface ClientOptions extends ServerOptions {
   /** Stream the client targets. @default 0 */
   stream?: StreamId;
 }
 
+/** Every option `createClient` knows: TypeScript keeps this list complete. */
+const KNOWN_OPTIONS: Readonly<Record<keyof ClientOptions, true>> = {
+  adapter: true,
+  device: true,
+  requiredFeatures: true,
+  tasksMax: true,
+  maxStreams: true,
+  memory: true,
+  persistentMemory: true,
+  logger: true,
+  timing: true,
+  openPassAhead: true,
+  stream: true,
+};
+
+/**
+ * Throws a `TypeError` naming the first key of `options` that `createClient`
+ * does not know: JavaScript callers would otherwise see a misspelled option
+ * ignored without a word.
+ */
+function refuseUnknownOptions(options: object): void {
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(KNOWN_OPTIONS, key)) {
+      const known = Object.keys(KNOWN_OPTIONS).sort().join(", ");
+      throw new TypeError(`createClient: unknown option "${key}" (known options: ${known})`);
+    }
+  }
+}
+
 /**
  * Requests a WebGPU device (a GPU, or the software adapter when none exists)
- * and returns a client on it. Pass `device` to wrap a device you own.
+ * and returns a client on it. Pass `device` to run on a device you own.
  *
- * @example Usage
- * ```ts ignore
+ * @example A client with larger batches, destroyed at the end of the scope
+ * ```ts
  * import { createClient } from "@denogpu/runtime";
- * const client = await createClient({ tasksMax: 256 });
- * console.log(client.properties.identity.description);
- * client.destroy();
+ *
+ * await using client = await createClient({ tasksMax: 256 });
+ * console.log(client.properties.identity.description); // e.g. "NVIDIA H200" or "llvmpipe (...)"
  * ```
  *
- * @param options Device, batching, stream, memory and logger options.
+ * @param options Device, batching, stream, memory, timing and logger options.
  * @returns The client.
+ * @throws {TypeError} For an option `createClient` does not know (a misspelling), before any device is requested.
  * @throws {ServerError} When WebGPU or an adapter is unavailable.
  * @throws {PoolConfigError} For an invalid memory layout.
  * @throws {RangeError} For an invalid `stream`, `tasksMax` or `maxStreams`.
  */
 export async function createClient(options: ClientOptions = {}): Promise<ComputeClient> {
+  if (options === null || typeof options !== "object") {
+    throw new TypeError(`createClient: options must be an object, got ${String(options)}`);
+  }
+  refuseUnknownOptions(options);
   const stream = options.stream ?? 0;
   checkStreamId(stream, "createClient"); // before any device is requested
   const server = await WebGpuServer.create(options);

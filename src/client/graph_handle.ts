@@ -17,14 +17,26 @@ import type { Stream } from "../stream/stream.ts";
  * graph is destroyed; memory you created before it must stay alive.
  *
  * @example Capture once, replay many
- * ```ts ignore
- * const graph = await client.capture(() => {
- *   client.launch(step, [64], [state, scratch]);
- *   client.launch(step, [64], [scratch, state]);
+ * ```ts
+ * import { createClient, defineKernel } from "@denogpu/runtime";
+ *
+ * const step = defineKernel({
+ *   name: "step",
+ *   wgsl: `@group(0) @binding(0) var<storage, read_write> src: array<f32>;
+ *          @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+ *          @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+ *            if (g.x < arrayLength(&dst)) { dst[g.x] = src[g.x] + 1.0; }
+ *          }`,
  * });
- * for (let i = 0; i < 1000; i++) graph.replay();
- * await client.read(state);
- * graph.destroy();
+ * await using client = await createClient();
+ * using state = client.create(new Float32Array(64));
+ * using scratch = client.empty(64 * 4);
+ * using graph = await client.capture(() => {
+ *   client.launch(step, [1], [state, scratch]);
+ *   client.launch(step, [1], [scratch, state]);
+ * }); // the warm-up ran once: state holds 2
+ * for (let i = 0; i < 10; i++) graph.replay();
+ * console.log((await client.read(state, Float32Array))[0]); // 22
  * ```
  */
 export class Graph implements Disposable {

@@ -157,7 +157,7 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
    * `TypeError` for memory of another server at once, and with
    * `ServerUnhealthyError` when the stream's error queue held errors.
    */
-  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array[]>;
+  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]>;
   /**
    * Writes bytes into memory, ordered after everything queued before it on
    * the calling stream and on any stream with queued work on that memory.

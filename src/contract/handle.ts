@@ -17,14 +17,16 @@ import type { BufferBinding, CopyDescriptor } from "./types.ts";
  * `BufferBinding`, so it can be passed wherever one is expected.
  *
  * @example Clone, release and `using`
- * ```ts ignore
- * const client = await createClient();
+ * ```ts
+ * import { createClient } from "@denogpu/runtime";
+ *
+ * await using client = await createClient();
  * {
  *   using h = client.empty(1024); // released at the end of the block
- *   const view = h.clone();       // a second reference to the same memory
- *   console.log(h.canMut());      // false: two user references exist
- *   view.release();
- *   console.log(h.canMut());      // true
+ *   const other = h.clone(); // a second reference to the same memory
+ *   console.log(h.canMut()); // false: two user references exist
+ *   other.release();
+ *   console.log(h.canMut()); // true
  * }
  * ```
  */

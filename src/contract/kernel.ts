@@ -43,9 +43,25 @@ export interface KernelLayout {
 }
 
 /**
- * A compute kernel. Create it once with `defineKernel` and launch it
- * any number of times; its pipelines are compiled on first launch and cached by
+ * A compute kernel. Create it once with `defineKernel` and launch it any
+ * number of times; its pipelines are compiled on first launch and cached by
  * `id`.
+ *
+ * @example What a kernel knows of its source
+ * ```ts
+ * import { defineKernel } from "@denogpu/runtime";
+ *
+ * const fill = defineKernel({
+ *   name: "fill",
+ *   wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+ *          @group(0) @binding(1) var<uniform> value: u32;
+ *          @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+ *            if (g.x < arrayLength(&x)) { x[g.x] = value; }
+ *          }`,
+ * });
+ * console.log(fill.layout.bindingNames); // ["x", "value"]
+ * console.log(fill.layout.workgroupSize); // [64, 1, 1]
+ * ```
  */
 export class Kernel {
   /** Debug name. */

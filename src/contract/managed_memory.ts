@@ -16,7 +16,24 @@
 import { allocateMemoryId } from "../ids.ts";
 import type { StorageHandle } from "./storage.ts";
 
-/** A memory descriptor shared by every clone of a handle. */
+/**
+ * A memory descriptor shared by every clone of a handle (CubeCL's
+ * `ManagedMemoryHandle`), with explicit reference counts. A server binds it to
+ * a slice in `initializeMemory`; handles hold it.
+ *
+ * @example Counting references
+ * ```ts
+ * import { ManagedMemory } from "@denogpu/runtime/server";
+ *
+ * const memory = new ManagedMemory(2, 2); // the pool's reference and one handle's
+ * console.log(memory.canMut()); // true: one user
+ * memory.retain(); // a clone
+ * console.log(memory.canMut()); // false
+ * memory.pin(); // a binding of queued work: keeps the slice, not counted by canMut
+ * memory.drop();
+ * console.log(memory.canMut(), memory.isFree()); // true false
+ * ```
+ */
 export class ManagedMemory {
   /** Process-unique id. */
   readonly id: number = allocateMemoryId();

@@ -44,26 +44,26 @@ import { stripComments } from "./_wgsl_source.ts";
  * Defines a kernel from WGSL source.
  *
  * @example Define and launch an elementwise add
- * ```ts ignore
- * import { createClient, defineKernel } from "@denogpu/runtime";
+ * ```ts
+ * import { createClient, defineKernel, packInfo } from "@denogpu/runtime";
  *
  * const add = defineKernel({
  *   name: "add",
  *   wgsl: `
- *     @group(0) @binding(0) var<storage, read_write> a: array<f32>;
- *     @group(0) @binding(1) var<storage, read_write> b: array<f32>;
+ *     @group(0) @binding(0) var<storage, read> a: array<f32>;
+ *     @group(0) @binding(1) var<storage, read> b: array<f32>;
  *     @group(0) @binding(2) var<storage, read_write> out: array<f32>;
- *     @group(0) @binding(3) var<storage, read> n: u32;
+ *     @group(0) @binding(3) var<uniform> n: u32;
  *     @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
  *       if (g.x < n) { out[g.x] = a[g.x] + b[g.x]; }
  *     }`,
  * });
- * const client = await createClient();
- * const a = client.create(new Float32Array([1, 2, 3]));
- * const b = client.create(new Float32Array([4, 5, 6]));
- * const out = client.empty(12);
- * client.launch(add, [1, 1, 1], [a, b, out], new Uint32Array([3]));
- * console.log(new Float32Array((await client.read(out)).buffer)); // [5, 7, 9]
+ * await using client = await createClient();
+ * using a = client.create(new Float32Array([1, 2, 3]));
+ * using b = client.create(new Float32Array([4, 5, 6]));
+ * using out = client.empty(12);
+ * client.launch(add, [1], [a, b, out], packInfo({ u32: 3 }));
+ * console.log(await client.read(out, Float32Array)); // Float32Array(3) [5, 7, 9]
  * ```
  *
  * @param options Name, WGSL source, entry point and constants.

@@ -66,6 +66,15 @@ function formatShape(shape: PoolShape): string {
 /**
  * Formats a report as a table, one line per pool in routing order.
  *
+ * @example Print the pools of a client's stream
+ * ```ts
+ * import { createClient, formatMemoryReport } from "@denogpu/runtime";
+ *
+ * await using client = await createClient();
+ * using h = client.empty(1 << 20);
+ * console.log(formatMemoryReport(client.memoryReport())); // "memory report (… pools, routing order): …"
+ * ```
+ *
  * @param report The report to format.
  * @returns A multi-line human-readable table.
  */

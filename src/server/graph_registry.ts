@@ -70,7 +70,7 @@ export class GraphRegistry {
   abort(s: Stream): void {
     s.recorder?.pins.forEach((m) => m.unpin());
     s.recorder = null;
-    s.recordErrors(null);
+    s.errors.sink = null;
     s.memory.captureAbort();
     s.capture.abort();
   }
@@ -97,7 +97,7 @@ export class GraphRegistry {
     s.capture.begin();
     s.memory.capturePrimingEnd();
     s.recorder = new GraphRecorder();
-    s.recordErrors(s.recorder.windowErrors);
+    s.errors.sink = s.recorder.windowErrors;
   }
 
   /**
@@ -112,18 +112,18 @@ export class GraphRegistry {
     s.capture.end();
     const recorder = s.recorder!;
     s.recorder = null;
-    s.recordErrors(null); // errors queued from now on are drained below
+    s.errors.sink = null; // errors queued from now on are drained below
     const retained = s.memory.captureEnd();
     if (recorder.dryRunSkips > 0) {
-      s.pushError(
+      s.errors.push(
         new GraphStateError(
           "launch",
           `${recorder.dryRunSkips} launch(es) inside a dry run were compiled but not recorded, so the graph would miss them; capture outside client.dryRun`,
         ),
       );
     }
-    await s.settle();
-    const errors = s.drainErrors();
+    await s.errors.settle();
+    const errors = s.errors.drain();
     for (const e of recorder.windowErrors) if (!errors.includes(e)) errors.push(e);
     if (errors.length > 0) {
       for (const m of retained) m.drop();
@@ -158,14 +158,16 @@ export class GraphRegistry {
   replay(id: GraphId, s: Stream, streamOf: (slot: number) => Stream): void {
     const graph = this.#graphs.get(id);
     if (graph === undefined) {
-      s.pushError(new GraphStateError("replay", `graph ${id} is unknown or was already destroyed`));
+      s.errors.push(new GraphStateError("replay", `graph ${id} is unknown or was already destroyed`));
       return;
     }
     const target = streamOf(graph.slot);
     if (target.recorder !== null || s.recorder !== null) {
       const recording = target.recorder !== null ? target : s;
       // Queued on the recording stream, whose recording remembers it: endCapture fails.
-      recording.pushError(new GraphStateError("replay", `cannot replay graph ${id} while the stream records a graph`));
+      recording.errors.push(
+        new GraphStateError("replay", `cannot replay graph ${id} while the stream records a graph`),
+      );
       return;
     }
     target.dispatch.replay(graph);

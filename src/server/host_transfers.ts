@@ -60,7 +60,7 @@ export class HostTransfers {
    * `DeviceLostError` once the device is gone, and `ServerUnhealthyError` when
    * the stream's error queue held errors.
    */
-  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array[]> {
+  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]> {
     try {
       const server = this.#server;
       server.checkAlive();
@@ -122,7 +122,7 @@ export class HostTransfers {
     const s = server.stream(stream); // built only for a call that passed its checks
     if (s.recorder !== null) {
       // The recording remembers every error queued on its stream: endCapture fails.
-      s.pushError(
+      s.errors.push(
         new GraphStateError("write", "a write inside a capture window is not recorded; the capture will fail"),
       );
       return;
@@ -130,7 +130,7 @@ export class HostTransfers {
     for (const [d, bytes] of writes) {
       const owner = server.stream(d.binding.stream);
       if (!isContiguous(d.shape, d.strides)) {
-        owner.pushError(
+        owner.errors.push(
           new IoError("unsupported-strides", `write: strides [${d.strides}] are not contiguous for shape [${d.shape}]`),
         );
         return;
@@ -139,7 +139,7 @@ export class HostTransfers {
       try {
         slice = this.#resolve(d.binding);
       } catch (e) {
-        owner.pushError(e as ServerError);
+        owner.errors.push(e as ServerError);
         return;
       }
       // Bytes between the view's end and the next word may belong to other views of the reservation.

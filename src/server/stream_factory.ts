@@ -54,7 +54,7 @@ export function createStream(parts: StreamParts): Stream {
     alignment: parts.alignment,
     maxBufferSize: parts.maxBufferSize,
     isIdle: () => !stream.hasWork,
-    reportError: (e) => stream.pushError(e),
+    reportError: (e) => stream.errors.push(e),
     onDestroy: (id) => ctx.bindGroups.evictStorage(id),
   });
   const memory = new MemoryManager(storage, {

@@ -7,7 +7,6 @@
  * @module
  */
 
-import type { ServerError } from "../errors.ts";
 import type { BufferBinding, InfoWords } from "../contract/types.ts";
 import type { Page, Slice } from "../contract/managed_memory.ts";
 import type { GraphRecorder, IndirectSource } from "../graph/graph.ts";
@@ -16,6 +15,7 @@ import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import type { CommandQueue } from "./command_queue.ts";
 import type { StagingPool } from "./staging_pool.ts";
+import type { ErrorQueue } from "./error_queue.ts";
 
 /** Resolves a binding's descriptor through its owner stream (slow path). */
 export type OwnerResolver = (binding: BufferBinding) => Slice;
@@ -83,8 +83,8 @@ export interface HeldHost extends PageUser {
 export interface RecordingHost {
   /** The device's bind group cache (its scratch arrays hold the last resolved bindings). */
   readonly bindGroups: BindGroupCache;
-  /** Notes that a launch whose pipeline is still being validated was recorded. */
-  watchPipeline(entry: PipelineEntry): void;
+  /** The stream's error queue (a pipeline still being validated is watched there). */
+  readonly errors: ErrorQueue;
 }
 
 /** What dispatch encoding needs of its stream. */
@@ -101,8 +101,6 @@ export interface EncoderHost extends PageUser, RecordingHost {
   submit(): void;
   /** Submits first when a profile's query set has no room for the next timed pass. */
   roomForTimedPass(): boolean;
-  /** Queues an error for the next draining call. */
-  pushError(error: ServerError): void;
 }
 
 /** What reads need of their stream. */
@@ -119,10 +117,8 @@ export interface ReaderHost extends PageUser, StreamCopier {
   submit(): void;
   /** Waits until held work can be released without isolation. */
   awaitHeld(): Promise<void>;
-  /** Waits until every tracked check has settled. */
-  settle(): Promise<void>;
-  /** Empties the error queue and returns what it held. */
-  drainErrors(): ServerError[];
+  /** The stream's error queue. */
+  readonly errors: ErrorQueue;
 }
 
 /** The launch path writes use for a partial last word (the byte patch kernel). */

@@ -26,10 +26,8 @@ import type { InfoArena } from "./info_arena.ts";
 export interface QueueHost {
   /** Label prefix, e.g. `"stream 0"`. */
   readonly label: string;
-  /** Queues an asynchronous error on the stream. */
-  pushError(error: ServerError): void;
-  /** Tracks a promise that may queue errors. */
-  track(p: Promise<unknown>): void;
+  /** The stream's error queue (asynchronous errors go there; their checks are tracked there). */
+  readonly errors: { push(error: ServerError): void; track(p: Promise<unknown>): void };
   /** Timestamp writes for the next pass, or null when passes are not timed. */
   timedPass(label: string): GPUComputePassDescriptor | null;
   /** True while every pass must be timed (no pass is opened ahead of time). */
@@ -217,14 +215,14 @@ export class CommandQueue {
    * segment's pipeline failed (its compile error is already queued).
    */
   #queueScopeError(popped: Promise<GPUError | null>, entry: PipelineEntry | null): void {
-    this.#host.track(popped.then((err) => {
+    this.#host.errors.track(popped.then((err) => {
       if (err === null) return;
       if (entry === null) {
-        this.#host.pushError(this.#batchError(err, null));
+        this.#host.errors.push(this.#batchError(err, null));
         return;
       }
       return entry.checked.then(() => {
-        if (entry.state !== "failed") this.#host.pushError(this.#batchError(err, entry));
+        if (entry.state !== "failed") this.#host.errors.push(this.#batchError(err, entry));
       });
     }));
   }

@@ -15,7 +15,7 @@
 import type { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import type { PipelineCache } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory } from "../contract/managed_memory.ts";
-import { DeviceLostError } from "../errors.ts";
+import { DeviceLostError, type ServerError } from "../errors.ts";
 import { allocateStorageId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";
 
@@ -60,7 +60,7 @@ export class DeviceContext {
   /** Highest submission index known to have completed. */
   completedIndex = 0;
   /** The stream that acted last (receives uncaptured device errors). */
-  current: { pushError(e: Error): void } | null = null;
+  current: { readonly errors: { push(e: ServerError): void } } | null = null;
   /** Set once the device is lost (or the server destroyed). */
   lost: DeviceLostError | null = null;
   /** Rejecters of the guarded promises still pending (see `guard`). */

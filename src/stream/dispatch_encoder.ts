@@ -270,7 +270,7 @@ export class DispatchEncoder implements DispatchPaths {
     const max = this.#ctx.settings.maxBindingSize;
     const bytes = info.length * 4;
     if (bytes <= max) return false;
-    this.#stream.pushError(bindingSizeError(entry.kernel.name, "info", bytes, max));
+    this.#stream.errors.push(bindingSizeError(entry.kernel.name, "info", bytes, max));
     return true;
   }
 

@@ -72,7 +72,7 @@ export function recordLaunch(
       copy: conflict,
     };
   }
-  if (entry.state !== "valid") stream.watchPipeline(entry);
+  if (entry.state !== "valid") stream.errors.watchPipeline(entry);
   recorder.dispatches.push({
     entry,
     buffers: cache.buffers.slice(0, n),

@@ -21,7 +21,6 @@
  */
 
 import { GraphStateError, type ServerError } from "../errors.ts";
-import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page, Slice } from "../contract/managed_memory.ts";
 import type { MemoryManager } from "../memory/memory_manager.ts";
 import type { WebGpuStorage } from "../memory/webgpu_storage.ts";
@@ -71,6 +70,12 @@ export class Stream implements QueueHost {
   onDrain: ((errors: readonly ServerError[]) => void) | null = null;
   /** The encoder, open pass and submission queue. */
   readonly queue: CommandQueue;
+  /**
+   * The error queue: what `launch`, `write` and `replay` could not do, raised
+   * by the next draining call. While a graph records, its `sink` also keeps
+   * every error queued, so `endCapture` fails even when a drain reported them.
+   */
+  readonly errors: ErrorQueue;
   /** Encodes launches and graph replays into the open pass (the launch and replay paths call it directly). */
   readonly dispatch: DispatchPaths;
   #ctx: DeviceContext;
@@ -79,7 +84,6 @@ export class Stream implements QueueHost {
   #reader: StreamReader;
   #writer: StreamWriter;
   #arena: InfoArena;
-  #errors: ErrorQueue;
   #indirects: IndirectCounts;
   #held: HeldWork;
   #bindings: BindingResolver;
@@ -118,7 +122,7 @@ export class Stream implements QueueHost {
     this.#reader = new StreamReader(this, parts.ctx);
     this.queue = new CommandQueue(parts.ctx, this, this.#arena);
     const ctx = parts.ctx;
-    const errors = this.#errors = new ErrorQueue({
+    const errors = this.errors = new ErrorQueue({
       slot: parts.slot,
       onDrain: (drained) => {
         this.profiler?.fail(drained);
@@ -217,47 +221,6 @@ export class Stream implements QueueHost {
   }
 
   /**
-   * Starts (a list) or stops (`null`) remembering every error queued on the
-   * stream, besides queuing it: a recording's errors must fail `endCapture`
-   * even when a drain inside the window reported them.
-   *
-   * @param into The recording's list, or null.
-   */
-  recordErrors(into: ServerError[] | null): void {
-    this.#errors.sink = into;
-  }
-
-  /** Errors queued and not yet drained. */
-  get queuedErrors(): number {
-    return this.#errors.length;
-  }
-
-  /** Queues an error; it is raised by the next draining call. */
-  pushError(error: ServerError): void {
-    this.#errors.push(error);
-  }
-
-  /** Tracks a promise that may queue errors; draining calls wait for it first. */
-  track(p: Promise<unknown>): void {
-    this.#errors.track(p);
-  }
-
-  /** Waits until every tracked check has settled. */
-  settle(): Promise<void> {
-    return this.#errors.settle();
-  }
-
-  /** Empties the error queue and returns what it held. */
-  drainErrors(): ServerError[] {
-    return this.#errors.drain();
-  }
-
-  /** Drains the error queue, throwing `ServerUnhealthyError` when it held anything. */
-  throwIfUnhealthy(): void {
-    this.#errors.throwIfAny();
-  }
-
-  /**
    * Marks that the work being encoded uses `page`, submitting the stream
    * that holds unsubmitted work on it first when that is another stream.
    */
@@ -274,11 +237,6 @@ export class Stream implements QueueHost {
   settlePage(page: Page): void {
     const owner = page.useStream as Stream | null;
     if (owner !== null && page.useEpoch === owner.epoch && owner.hasWork) owner.submit();
-  }
-
-  /** Notes that a launch whose pipeline is still being validated was encoded or skipped. */
-  watchPipeline(entry: PipelineEntry): void {
-    this.#errors.watchPipeline(entry);
   }
 
   /** Waits until held work, if any, can be released without isolation. */
@@ -346,7 +304,7 @@ export class Stream implements QueueHost {
    * Copies ranges into staging buffers and resolves with their bytes after one
    * completion wait shared by every read requested in the same tick.
    */
-  read(items: readonly { slice: Slice; offset: number; size: number }[]): Promise<Uint8Array[]> {
+  read(items: readonly { slice: Slice; offset: number; size: number }[]): Promise<Uint8Array<ArrayBuffer>[]> {
     this.#ctx.current = this;
     return this.#reader.read(items);
   }
@@ -404,8 +362,8 @@ export class Stream implements QueueHost {
 
   /** Waits for pending checks, then throws `ServerUnhealthyError` when errors were queued. */
   async #drain(): Promise<void> {
-    await this.#errors.settle();
-    this.#errors.throwIfAny();
+    await this.errors.settle();
+    this.errors.throwIfAny();
   }
 
   /** Drops encoded work and GPU objects (client teardown). */

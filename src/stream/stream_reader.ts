@@ -28,7 +28,7 @@ interface ReadRequest {
   pinned: ManagedMemory[];
   /** Where each item lands: its staging buffer, byte offset there, and size. */
   parts: { buf: number; at: number; size: number }[];
-  resolve: (value: Uint8Array[]) => void;
+  resolve: (value: Uint8Array<ArrayBuffer>[]) => void;
   reject: (reason: unknown) => void;
 }
 
@@ -56,7 +56,7 @@ export class StreamReader {
    * @param items Resolved slices with a byte offset and size inside each.
    * @returns The bytes of each item, exactly `size` long.
    */
-  read(items: readonly { slice: Slice; offset: number; size: number }[]): Promise<Uint8Array[]> {
+  read(items: readonly { slice: Slice; offset: number; size: number }[]): Promise<Uint8Array<ArrayBuffer>[]> {
     // Items share a staging buffer while their sum fits in maxBufferSize (each item fits on its own).
     const limit = this.#ctx.settings.maxBufferSize;
     const parts: { buf: number; at: number; size: number }[] = [];
@@ -71,7 +71,7 @@ export class StreamReader {
         parts.push({ buf: -1, at: 0, size: 0 });
       }
     }
-    const { promise, resolve, reject } = Promise.withResolvers<Uint8Array[]>();
+    const { promise, resolve, reject } = Promise.withResolvers<Uint8Array<ArrayBuffer>[]>();
     const request: ReadRequest = {
       staging: [],
       pinned: [],
@@ -156,15 +156,15 @@ export class StreamReader {
       what = "mapping read staging buffers failed";
       await Promise.all(mapped.map((s) => s.lent.buffer.mapAsync(GPUMapMode.READ, 0, s.bytes)));
       ctx.completed(target);
-      await stream.settle();
+      await stream.errors.settle();
       // Lost or destroyed while waiting: the stream's pool may be gone with it, and the reads are rejected anyway.
       if (ctx.lost) throw ctx.lost;
       what = "reading back a staging buffer failed";
-      const errors = stream.drainErrors();
+      const errors = stream.errors.drain();
       const failure = errors.length > 0 ? new ServerUnhealthyError(stream.slot, errors) : null;
       for (const r of batch) {
         const staging = r.staging;
-        let out: Uint8Array[] | null = null;
+        let out: Uint8Array<ArrayBuffer>[] | null = null;
         if (failure === null) {
           out = r.parts.map((p) => {
             if (p.size === 0) return new Uint8Array(0);

@@ -6,7 +6,7 @@
  * destroyed the client, and a read still completing on another stream threw
  * `OperationError: Parent device is lost` out of `StreamReader.#run`
  * (`staging.buffer.unmap()`, src/stream/stream_reader.ts, after `mapAsync`
- * had resolved and during or after `await stream.settle()`). `#run` is started
+ * had resolved and during or after `await stream.errors.settle()`). `#run` is started
  * by `queueMicrotask(() => this.#run())` and nobody handles its promise, so
  * the error becomes an unhandled rejection; the reader's own promise is
  * rejected only because `read` is guarded by the loss. `getMappedRange` can

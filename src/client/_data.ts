@@ -1,0 +1,143 @@
+/**
+ * The client's data path: allocating, uploading, reading (as bytes or as a
+ * typed array), and tensor groups, on one stream of a server. The bodies of
+ * `ComputeClient`'s data methods.
+ *
+ * @module
+ */
+
+import { Handle } from "../contract/handle.ts";
+import { checkHandle, checkSize } from "../contract/handle_checks.ts";
+import { checkDescriptor } from "../contract/descriptors.ts";
+import { ManagedMemory } from "../contract/managed_memory.ts";
+import type { MemoryLayoutDescriptor } from "../contract/memory_types.ts";
+import type { CopyDescriptor } from "../contract/types.ts";
+import type { StreamId } from "../ids.ts";
+import type { WebGpuServer } from "../server/webgpu_server.ts";
+import { type HostData, type Tensor, toBytes, type TypedArrayType } from "./client_types.ts";
+import { allocTensors, checkTensorEntries, planTensors } from "./_tensors.ts";
+
+/** One stream of a server: where a client's calls go. */
+export interface Target {
+  /** The server. */
+  readonly server: WebGpuServer;
+  /** The stream. */
+  readonly stream: StreamId;
+}
+
+/** Allocates `size` bytes on the target's stream (see `ComputeClient.empty`). */
+export function emptyOn(t: Target, size: number): Handle {
+  t.server.checkAlive();
+  checkSize(t.server, size, "empty");
+  const memory = new ManagedMemory(1, 1);
+  t.server.initializeMemory(memory, size, t.stream);
+  return new Handle(t.server, memory, t.stream, size);
+}
+
+/** Writes `bytes` into `h`, then takes a lent staging view's buffer back unless told not to. */
+function writeBytes(t: Target, h: Handle, bytes: Uint8Array, recycle = true): void {
+  t.server.write([[{ binding: h, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], t.stream);
+  if (recycle) recycleStaging(t, bytes);
+}
+
+/** Takes a lent staging view's buffer back (detaching it); other bytes are left alone. */
+function recycleStaging(t: Target, bytes: Uint8Array): void {
+  const staging = t.server.hostStaging;
+  if (staging.owns(bytes)) staging.recycle(bytes);
+}
+
+/** Allocates memory holding a copy of `data` (see `ComputeClient.create`). */
+export function createOn(t: Target, data: HostData): Handle {
+  const bytes = toBytes(data, "create");
+  const h = emptyOn(t, bytes.byteLength);
+  writeBytes(t, h, bytes);
+  return h;
+}
+
+/** Overwrites `handle` with exactly `sizeInUse` bytes (see `ComputeClient.write`). */
+export function writeOn(t: Target, handle: Handle, data: HostData): void {
+  t.server.checkAlive();
+  const h = checkHandle(t.server, handle, "write");
+  const bytes = toBytes(data, "write");
+  if (bytes.byteLength !== h.sizeInUse) {
+    throw new RangeError(`write: ${bytes.byteLength} B given for memory ${h.memory.id} of ${h.sizeInUse} B`);
+  }
+  writeBytes(t, h, bytes);
+}
+
+/**
+ * Checks that `bytes` bytes read as a whole number of `type`'s elements, before
+ * anything is read; returns the element size (1 for bytes).
+ */
+function elementSize(type: TypedArrayType<unknown> | undefined, bytes: number, where: string): number {
+  if (type === undefined || (type as unknown) === Uint8Array) return 1;
+  const size = typeof type === "function" ? type.BYTES_PER_ELEMENT : undefined;
+  if (typeof size !== "number" || !Number.isInteger(size) || size < 1) {
+    throw new TypeError(`${where}: type must be a typed array constructor such as Float32Array, got ${String(type)}`);
+  }
+  if (bytes % size !== 0) {
+    throw new RangeError(`${where}: ${bytes} B is not a whole number of ${type.name} elements (${size} B each)`);
+  }
+  return size;
+}
+
+/** `bytes` as a `type` (a view over the same buffer; a copy only when misaligned). */
+function asTyped<T>(bytes: Uint8Array<ArrayBuffer>, type: TypedArrayType<T> | undefined, size: number): T {
+  if (type === undefined || (type as unknown) === Uint8Array) return bytes as T;
+  const b = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
+  return new type(b.buffer, b.byteOffset, b.byteLength / size);
+}
+
+/** Reads handles with one device wait (see `ComputeClient.readMany`). */
+export function readManyOn<T>(
+  t: Target,
+  handles: readonly Handle[],
+  type: TypedArrayType<T> | undefined,
+): Promise<T[]> {
+  try {
+    if (!Array.isArray(handles)) throw new TypeError("readMany: handles must be an array of Handle");
+    let size = 1;
+    const descriptors: CopyDescriptor[] = handles.map((h, i) => {
+      const handle = checkHandle(t.server, h, `readMany[${i}]`);
+      size = elementSize(type, handle.sizeInUse, `readMany[${i}]`);
+      return { binding: handle, shape: [handle.sizeInUse], strides: [1], elemSize: 1 };
+    });
+    return t.server.read(descriptors, t.stream).then((out) => out.map((b) => asTyped(b, type, size)));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** Reads a tensor with contiguous strides (see `ComputeClient.readTensor`). */
+export function readTensorOn<T>(t: Target, tensor: Tensor, type: TypedArrayType<T> | undefined): Promise<T> {
+  try {
+    const h = checkHandle(t.server, tensor?.handle, "readTensor");
+    const descriptor = h.copyDescriptor(tensor.shape, tensor.strides, tensor.elemSize);
+    const size = elementSize(type, checkDescriptor(descriptor, "readTensor"), "readTensor");
+    return t.server.read([descriptor], t.stream).then((out) => asTyped(out[0]!, type, size));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** Allocates a group of tensors in one reservation (see `ComputeClient.emptyTensors`). */
+export function emptyTensorsOn(t: Target, descriptors: readonly MemoryLayoutDescriptor[]): Tensor[] {
+  t.server.checkAlive();
+  if (!Array.isArray(descriptors)) throw new TypeError("emptyTensors: descriptors must be an array");
+  return allocTensors((size) => emptyOn(t, size), descriptors, planTensors(t.server, descriptors, "emptyTensors"));
+}
+
+/** Allocates a group of tensors in one reservation and writes each one's data (see `ComputeClient.createTensors`). */
+export function createTensorsOn(
+  t: Target,
+  entries: readonly { descriptor: MemoryLayoutDescriptor; data: HostData }[],
+): Tensor[] {
+  t.server.checkAlive();
+  const { bytes, descriptors, plan } = checkTensorEntries(t.server, entries);
+  const tensors = allocTensors((size) => emptyOn(t, size), descriptors, plan);
+  // Every write first, then the staging views go back: entries may share one
+  // view's buffer, and taking it back detaches every view over it.
+  bytes.forEach((b, i) => writeBytes(t, tensors[i]!.handle, b, false));
+  for (const b of bytes) recycleStaging(t, b);
+  return tensors;
+}
