@@ -272,7 +272,10 @@ Deno.test("keys equal as JSON share a decision whatever their property order", a
   let flip = false;
   const set = defineTunableSet({
     name: "op",
-    key: (n: number) => (flip = !flip) ? { m: n, n: 1 } : { n: 1, m: n },
+    key: (n: number) => {
+      flip = !flip;
+      return flip ? { m: n, n: 1 } : { n: 1, m: n };
+    },
     candidates: [dev.candidate("a"), dev.candidate("b")],
   });
   const tuner = new Tuner({ measurer: dev.measurer });
