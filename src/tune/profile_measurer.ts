@@ -74,10 +74,15 @@ export function profileMeasurer<Token>(client: ProfilingClient<Token>): TuneMeas
   const method = client.properties.timingMethod;
   return {
     method,
-    round: (runs, options = {}) =>
-      client.exclusive(() =>
-        method === "device" ? deviceRound(client, runs, options) : systemRound(client, runs, options)
-      ),
+    async round(runs, options = {}) {
+      // A client's exclusive section wraps what it throws: carry the error (an abort) out as a value.
+      const r = await client.exclusive(() =>
+        (method === "device" ? deviceRound(client, runs, options) : systemRound(client, runs, options))
+          .then((outcomes) => ({ outcomes }), (error: unknown) => ({ error }))
+      );
+      if ("error" in r) throw r.error;
+      return r.outcomes;
+    },
   };
 }
 
