@@ -38,8 +38,8 @@ export interface LocalStorageStoreOptions {
  * ```ts
  * import { localStorageTuneStore } from "./local_storage_store.ts";
  * const store = localStorageTuneStore({ prefix: "doc-example:" });
- * store.set("k", { checksum: "c", winner: "a" });
- * console.log(store.get("k")?.winner); // "a"
+ * await store.set("k", { checksum: "c", winner: "a" });
+ * console.log((await store.get("k"))?.winner); // "a"
  * localStorage.removeItem("doc-example:k");
  * ```
  *

@@ -95,8 +95,8 @@ export function isTuneEntry(v: unknown): v is TuneEntry {
  * ```ts
  * import { memoryTuneStore } from "./tune_store.ts";
  * const store = memoryTuneStore();
- * store.set("k", { checksum: "c", winner: "a" });
- * console.log(store.get("k")?.winner); // "a"
+ * await store.set("k", { checksum: "c", winner: "a" });
+ * console.log((await store.get("k"))?.winner); // "a"
  * ```
  *
  * @returns A new, empty store.
