@@ -24,8 +24,8 @@ export type TuneLog = (level: "info" | "warn", message: string) => void;
 
 /** Options of a {@linkcode Tuner}. */
 export interface TunerOptions {
-  /** Measures rounds of runs on the device. */
-  readonly measurer: TuneMeasurer;
+  /** Measures rounds of runs on the device (a call's own `measurer` option takes precedence). */
+  readonly measurer?: TuneMeasurer;
   /** Where decisions persist. @default a memory store (nothing persists) */
   readonly store?: TuneStore;
   /** The device key (see `tuneDeviceKey`): decisions persist per device. @default "unknown-device" */
@@ -65,6 +65,11 @@ export interface TuneOptions {
   readonly signal?: AbortSignal;
   /** Receives progress reports of the tuning this call waits on. */
   readonly onProgress?: (progress: TuneProgress) => void;
+  /**
+   * Measures this call's tuning instead of the tuner's measurer: a client
+   * passes one over its own stream, the stream its candidates launch on.
+   */
+  readonly measurer?: TuneMeasurer;
 }
 
 /** How a decision was reached. */
@@ -117,7 +122,7 @@ type AnySet = TunableSet<any, any, any>;
  * ```
  */
 export class Tuner {
-  #measurer: TuneMeasurer;
+  #measurer: TuneMeasurer | undefined;
   #store: TuneStore;
   #device: string;
   #bench: BenchConfig;
@@ -130,11 +135,11 @@ export class Tuner {
    * Creates a tuner.
    *
    * @param options The measurer, the store, the device key and knobs.
-   * @throws {TypeError} When the measurer has no `round` method.
+   * @throws {TypeError} When the measurer is not a `TuneMeasurer`.
    * @throws {RangeError} When a knob is out of range.
    */
   constructor(options: TunerOptions) {
-    if (typeof options?.measurer?.round !== "function") {
+    if (options?.measurer !== undefined && typeof options.measurer.round !== "function") {
       throw new TypeError("Tuner: options.measurer must be a TuneMeasurer (an object with a round method)");
     }
     this.#measurer = options.measurer;
@@ -199,7 +204,7 @@ export class Tuner {
     if (shared === undefined) {
       const map = pending;
       shared = startShared<TuneDecision, TuneProgress>((signal, emit) =>
-        this.#tuneKey(set, input, key, keyJson, signal, emit).then((d) => {
+        this.#tuneKey(set, input, key, keyJson, options.measurer ?? this.#measurer, signal, emit).then((d) => {
           this.#memo(set).set(keyJson, d);
           return d;
         })
@@ -234,6 +239,7 @@ export class Tuner {
     input: In,
     key: K,
     keyJson: string,
+    measurer: TuneMeasurer | undefined,
     signal: AbortSignal,
     emit: (p: TuneProgress) => void,
   ): Promise<TuneDecision> {
@@ -252,6 +258,9 @@ export class Tuner {
       if (index >= 0 && priorities[index]! >= 0) return decided(index, "persisted", entry.results ?? [], 0);
     }
     if (set.candidates.length === 1) return decided(0, "single", [], 0);
+    if (measurer === undefined) {
+      throw new TypeError(`autotune "${set.name}" ${keyJson}: no measurer (give the Tuner or the call one)`);
+    }
 
     const plan = new TunePlan(names.map((_, i) => ({
       priority: priorities[i]!,
@@ -270,7 +279,7 @@ export class Tuner {
         indices,
         names,
         run: (i) => set.candidates[i]!.run(benchInput),
-        measurer: this.#measurer,
+        measurer,
         config: this.#bench,
         limitNanos,
         timeLimitMs: this.#timeLimitMs,
@@ -306,7 +315,7 @@ export class Tuner {
       }` +
         ` after ${rounds} rounds, ${d.elapsedMs.toFixed(0)} ms`,
     );
-    const stored = { checksum: set.checksum, winner: d.winner, method: this.#measurer.method, results, at: Date.now() };
+    const stored = { checksum: set.checksum, winner: d.winner, method: measurer.method, results, at: Date.now() };
     await this.#guard(() => this.#store.set(sk, stored), `writing ${this.#store.description}`);
     return d;
   }

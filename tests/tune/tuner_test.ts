@@ -366,3 +366,16 @@ Deno.test("a store that fails is logged and tuning still decides", async () => {
   assert.ok(lines.some((l) => /reading broken disk failed \(EIO\)/.test(l)));
   assert.ok(lines.some((l) => /writing broken disk failed \(ENOSPC\)/.test(l)));
 });
+
+Deno.test("a call's own measurer measures its tuning, and a tuner without any refuses to tune", async () => {
+  const dev = scripted({ a: 3 * MS, b: MS });
+  const set = defineTunableSet({
+    name: "op",
+    key: (n: number) => n,
+    candidates: [dev.candidate("a"), dev.candidate("b")],
+  });
+  const tuner = new Tuner({});
+  await assert.rejects(tuner.tune(set, 1), /no measurer/);
+  assert.equal(await tuner.tune(set, 2, { measurer: dev.measurer }), "b:2");
+  assert.ok(dev.rounds > 0);
+});
