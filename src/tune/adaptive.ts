@@ -275,3 +275,26 @@ function pickWinner(live: readonly Candidate[], band: number): Candidate | undef
   const best = Math.min(...scored.map((c) => c.samples.score()!));
   return scored.filter((c) => c.samples.score()! <= best * (1 + band)).sort((a, b) => a.index - b.index)[0];
 }
+
+/**
+ * Checks strategy knobs.
+ *
+ * @param b The knobs.
+ * @returns Them, frozen.
+ * @throws {RangeError} Naming the first knob out of range.
+ */
+export function checkBenchConfig(b: BenchConfig): BenchConfig {
+  const int = (k: keyof BenchConfig, min: number) => {
+    if (!Number.isInteger(b[k]) || b[k] < min) throw new RangeError(`Tuner: bench.${k} must be an integer ≥ ${min}`);
+  };
+  int("minSamples", 1);
+  int("maxSamples", b.minSamples);
+  int("shortCircuitSamples", 1);
+  int("minSurvivors", 1);
+  int("convergenceRounds", 1);
+  for (const k of ["speedFactor", "convergence", "tieBand"] as const) {
+    if (!(b[k] >= 0) || !Number.isFinite(b[k])) throw new RangeError(`Tuner: bench.${k} must be a finite number ≥ 0`);
+  }
+  if (b.speedFactor < 1) throw new RangeError("Tuner: bench.speedFactor must be ≥ 1");
+  return Object.freeze({ ...b });
+}

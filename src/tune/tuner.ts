@@ -10,9 +10,10 @@
  * @module
  */
 
-import { AutotuneError, type CandidateFailure } from "../errors/tune_errors.ts";
+import { AutotuneError } from "../errors/tune_errors.ts";
 import { canonicalJson } from "./_canonical_json.ts";
-import { type BenchConfig, type CandidateRecord, DEFAULT_BENCH, measureBatch } from "./adaptive.ts";
+import { type BenchConfig, type CandidateRecord, checkBenchConfig, DEFAULT_BENCH, measureBatch } from "./adaptive.ts";
+import { failures, resultRecords } from "./_decision_records.ts";
 import type { TuneMeasurer } from "./measurer.ts";
 import { candidatePriority, groupPriority, type JsonValue, type TunableSet } from "./tunable_set.ts";
 import { TunePlan } from "./tune_plan.ts";
@@ -145,7 +146,7 @@ export class Tuner {
     this.#measurer = options.measurer;
     this.#store = options.store ?? memoryTuneStore();
     this.#device = options.device ?? "unknown-device";
-    this.#bench = checkBench({ ...DEFAULT_BENCH, ...options.bench });
+    this.#bench = checkBenchConfig({ ...DEFAULT_BENCH, ...options.bench });
     this.#timeLimitMs = options.timeLimitMs ?? 3000;
     if (!(this.#timeLimitMs > 0)) throw new RangeError(`Tuner: timeLimitMs must be > 0, got ${this.#timeLimitMs}`);
     this.#log = options.log ?? ((level, message) => level === "warn" && console.warn(message));
@@ -328,60 +329,4 @@ export class Tuner {
       return undefined;
     }
   }
-}
-
-function resultRecords(
-  names: readonly string[],
-  records: readonly CandidateRecord[],
-  skipped: readonly number[],
-): TuneResultRecord[] {
-  const out: TuneResultRecord[] = [];
-  names.forEach((name, i) => {
-    const r = records.find((x) => x.index === i);
-    if (r !== undefined) {
-      out.push({
-        name,
-        status: r.status,
-        samples: r.samples.length,
-        ...(r.score !== undefined ? { score: r.score } : {}),
-        ...(r.reason !== undefined ? { reason: r.reason } : {}),
-      });
-    } else if (skipped.includes(i)) {
-      out.push({ name, status: "skipped", reason: "negative priority for this key" });
-    }
-  });
-  return out;
-}
-
-function failures(
-  names: readonly string[],
-  records: readonly CandidateRecord[],
-  skipped: readonly number[],
-): CandidateFailure[] {
-  return names.map((name, i) => {
-    const r = records.find((x) => x.index === i);
-    if (r !== undefined) {
-      return { candidate: name, reason: r.reason ?? r.status, ...(r.error !== undefined ? { error: r.error } : {}) };
-    }
-    return {
-      candidate: name,
-      reason: skipped.includes(i) ? "skipped: negative priority for this key" : "not run",
-    };
-  });
-}
-
-function checkBench(b: BenchConfig): BenchConfig {
-  const int = (k: keyof BenchConfig, min: number) => {
-    if (!Number.isInteger(b[k]) || b[k] < min) throw new RangeError(`Tuner: bench.${k} must be an integer ≥ ${min}`);
-  };
-  int("minSamples", 1);
-  int("maxSamples", b.minSamples);
-  int("shortCircuitSamples", 1);
-  int("minSurvivors", 1);
-  int("convergenceRounds", 1);
-  for (const k of ["speedFactor", "convergence", "tieBand"] as const) {
-    if (!(b[k] >= 0) || !Number.isFinite(b[k])) throw new RangeError(`Tuner: bench.${k} must be a finite number ≥ 0`);
-  }
-  if (b.speedFactor < 1) throw new RangeError("Tuner: bench.speedFactor must be ≥ 1");
-  return Object.freeze({ ...b });
 }

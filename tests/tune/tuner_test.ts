@@ -379,3 +379,9 @@ Deno.test("a call's own measurer measures its tuning, and a tuner without any re
   assert.equal(await tuner.tune(set, 2, { measurer: dev.measurer }), "b:2");
   assert.ok(dev.rounds > 0);
 });
+
+Deno.test("the tuner refuses strategy knobs out of range, naming the knob", () => {
+  assert.throws(() => new Tuner({ bench: { maxSamples: 2 } }), /bench\.maxSamples must be an integer ≥ 3/);
+  assert.throws(() => new Tuner({ bench: { speedFactor: 0.5 } }), /bench\.speedFactor must be ≥ 1/);
+  assert.throws(() => new Tuner({ timeLimitMs: 0 }), /timeLimitMs must be > 0/);
+});
