@@ -88,7 +88,9 @@ for (const size of sizes) {
     worst = Math.max(worst, Math.abs(got[i * n + j]! - sum) / abs);
   }
   if (!(worst < 1e-5)) failures++;
-  const how = d.source === "tuned"
+  const how = known
+    ? `decided for key ${d.key}`
+    : d.source === "tuned"
     ? `tuned in ${tuneMs.toFixed(0)} ms, ${d.rounds} rounds`
     : `${d.source}, ${tuneMs.toFixed(0)} ms`;
   console.log(
