@@ -120,8 +120,8 @@ function blocked(cfg: Extract<MatmulConfig, { kind: "blocked" }>): string {
   lines.push(`const BM = ${bm}u;
 const BN = ${bn}u;
 const BK = ${bk}u;
-var<workgroup> As: array<vec4<f32>, ${tileA * bufs}>;
-var<workgroup> Bs: array<vec4<f32>, ${tileB * bufs}>;
+var<workgroup> As: array<array<array<vec4<f32>, ${bm / 4}>, BK>, ${bufs}>;
+var<workgroup> Bs: array<array<array<vec4<f32>, ${bn / 4}>, BK>, ${bufs}>;
 `);
 
   // Global → registers: the loads of one K step, as (register, statement) pairs.
@@ -140,10 +140,10 @@ var<workgroup> Bs: array<vec4<f32>, ${tileB * bufs}>;
     if (${within(v, tileA)}ra${l}r < dims.m && ra${l}k < dims.k) { ra${l} = a[(ra${l}r * dims.k + ra${l}k) / 4u]; }`);
       storeA.push(`${guard(v, tileA)}{
       let r = ${v} / ${bk / 4}u; let kq = (${v} % ${bk / 4}u) * 4u;
-      As[OFFA + kq * ${bm / 4}u + r / 4u][r % 4u] = ra${l}.x;
-      As[OFFA + (kq + 1u) * ${bm / 4}u + r / 4u][r % 4u] = ra${l}.y;
-      As[OFFA + (kq + 2u) * ${bm / 4}u + r / 4u][r % 4u] = ra${l}.z;
-      As[OFFA + (kq + 3u) * ${bm / 4}u + r / 4u][r % 4u] = ra${l}.w;
+      As[buf][kq][r / 4u][r % 4u] = ra${l}.x;
+      As[buf][kq + 1u][r / 4u][r % 4u] = ra${l}.y;
+      As[buf][kq + 2u][r / 4u][r % 4u] = ra${l}.z;
+      As[buf][kq + 3u][r / 4u][r % 4u] = ra${l}.w;
     }`);
     }
     for (let l = 0; l < per(tileB); l++) {
@@ -151,7 +151,7 @@ var<workgroup> Bs: array<vec4<f32>, ${tileB * bufs}>;
       loadB.push(`let rb${l}k = k0 + ${v} / ${bn / 4}u; let rb${l}c = n0 + (${v} % ${bn / 4}u) * 4u;
     rb${l} = vec4<f32>(0.0);
     if (${within(v, tileB)}rb${l}k < dims.k && rb${l}c < dims.n) { rb${l} = b[(rb${l}k * dims.n + rb${l}c) / 4u]; }`);
-      storeB.push(`${guard(v, tileB)}{ Bs[OFFB + ${v}] = rb${l}; }`);
+      storeB.push(`${guard(v, tileB)}{ Bs[buf][${v} / ${bn / 4}u][${v} % ${bn / 4}u] = rb${l}; }`);
     }
   } else {
     for (let l = 0; l < per(bm * bk); l++) {
@@ -160,7 +160,7 @@ var<workgroup> Bs: array<vec4<f32>, ${tileB * bufs}>;
     ra${l} = 0.0;
     if (${within(e, bm * bk)}ra${l}r < dims.m && ra${l}k < dims.k) { ra${l} = a[ra${l}r * dims.k + ra${l}k]; }`);
       storeA.push(
-        `${guard(e, bm * bk)}{ let r = ${e} / BK; As[OFFA + (${e} % BK) * ${bm / 4}u + r / 4u][r % 4u] = ra${l}; }`,
+        `${guard(e, bm * bk)}{ let r = ${e} / BK; As[buf][${e} % BK][r / 4u][r % 4u] = ra${l}; }`,
       );
     }
     for (let l = 0; l < per(bn * bk); l++) {
@@ -169,7 +169,7 @@ var<workgroup> Bs: array<vec4<f32>, ${tileB * bufs}>;
     rb${l} = 0.0;
     if (${within(e, bn * bk)}rb${l}k < dims.k && rb${l}c < dims.n) { rb${l} = b[rb${l}k * dims.n + rb${l}c]; }`);
       storeB.push(
-        `${guard(e, bn * bk)}{ let cc = ${e} % BN; Bs[OFFB + (${e} / BN) * ${bn / 4}u + cc / 4u][cc % 4u] = rb${l}; }`,
+        `${guard(e, bn * bk)}{ let cc = ${e} % BN; Bs[buf][${e} / BN][cc / 4u][cc % 4u] = rb${l}; }`,
       );
     }
   }
@@ -186,8 +186,8 @@ var<workgroup> Bs: array<vec4<f32>, ${tileB * bufs}>;
   // The math of one k within the step.
   const step = (kk: string) => {
     const out: string[] = [];
-    for (let p = 0; p < rm; p++) out.push(`let a${p} = As[OFFA + ${kk} * ${bm / 4}u + ${p * sm4}u + ty];`);
-    for (let q = 0; q < cn; q++) out.push(`let b${q} = Bs[OFFB + ${kk} * ${bn / 4}u + ${q * sn4}u + tx];`);
+    for (let p = 0; p < rm; p++) out.push(`let a${p} = As[buf][${kk}][${p * sm4}u + ty];`);
+    for (let q = 0; q < cn; q++) out.push(`let b${q} = Bs[buf][${kk}][${q * sn4}u + tx];`);
     for (let p = 0; p < rm; p++) {
       for (let i = 0; i < 4; i++) {
         const comp = "xyzw"[i];
@@ -213,8 +213,7 @@ ${acc.map((v) => `  var ${v} = vec4<f32>(0.0);`).join("\n")}
   if (cfg.double) {
     lines.push(`  {
     let k0 = 0u;
-    let OFFA = 0u;
-    let OFFB = 0u;
+    let buf = 0u;
 ${ind(loadA, 4)}
 ${ind(loadB, 4)}
 ${ind(storeA, 4)}
@@ -229,21 +228,18 @@ ${ind(loadA, 6)}
 ${ind(loadB, 6)}
     }
     {
-      let OFFA = (s % 2u) * ${tileA}u;
-      let OFFB = (s % 2u) * ${tileB}u;
+      let buf = s % 2u;
 ${ind(compute, 6)}
     }
     if (more) {
-      let OFFA = ((s + 1u) % 2u) * ${tileA}u;
-      let OFFB = ((s + 1u) % 2u) * ${tileB}u;
+      let buf = (s + 1u) % 2u;
 ${ind(storeA, 6)}
 ${ind(storeB, 6)}
     }
     workgroupBarrier();
   }`);
   } else {
-    lines.push(`  let OFFA = 0u;
-  let OFFB = 0u;
+    lines.push(`  let buf = 0u;
   for (var s = 0u; s < steps; s++) {
     let k0 = s * BK;
 ${ind(loadA, 4)}
