@@ -19,7 +19,10 @@
  * (and columns) are split into groups of 4 spread across the block, so that
  * the invocations of a warp read consecutive `vec4`s without bank conflicts.
  * The inner products over the BK step are unrolled in the source (no loop for
- * the driver to unroll, and no loop-bounding counter from naga). With
+ * the driver to unroll, and no loop-bounding counter from naga). Tiles are
+ * `[buffer][k][m/4]` arrays: in the unrolled math only the innermost index is
+ * dynamic, so the clamps WebGPU adds on dynamic indices are loop invariant
+ * (computed once per step, not per load). With
  * `double`, two tile buffers alternate, so the next tile's global loads
  * overlap the current tile's math and one barrier per step suffices.
  *
