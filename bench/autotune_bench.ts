@@ -10,7 +10,9 @@
  *   deno run --allow-env --allow-read bench/autotune_bench.ts
  * Environment: SIZES=1024,2048,4096 (default; 64,128,256 on a software
  * adapter), TARGET_MS=150 (device time per candidate and shape), OUT=dir
- * (also write dir/autotune_bench.json), TFJS=path of a tfjs bundle.
+ * (also write dir/autotune_bench.json), TFJS=path of a tfjs bundle,
+ * PRECOMPILE=0 to count pipeline compilation in the first shape's tuning time
+ * (by default every candidate is compiled first, and that time is printed).
  *
  * tfjs, bench-only and never a dependency of the module, is loaded from
  * `TFJS` (default `.device/tfjs.bundle.js`: a 1.5 MB single file that runs
@@ -95,6 +97,25 @@ async function measure(run: () => unknown): Promise<number | undefined> {
 }
 
 const set = defineMatmulSet(client);
+
+/** Compiles every candidate's pipeline (a launch in skip mode), so tuning times exclude compilation. */
+async function compileAll(input: MatmulInput): Promise<number> {
+  const t0 = performance.now();
+  const compiler = defineMatmulSet(client, {
+    launch: (kernel, _cfg, count, x) =>
+      client.launch(kernel, count, [x.a, x.b, x.c], new Uint32Array([x.m, x.n, x.k]), { mode: "skip" }),
+  });
+  for (const c of compiler.candidates) {
+    try {
+      await c.run(input);
+    } catch {
+      // a shape it does not support: compiled with the next one, or never needed
+    }
+  }
+  await client.flush().catch(() => {}); // waits for the pipelines' validation; a failed compile is the tuner's to report
+  return performance.now() - t0;
+}
+const PRECOMPILE = env("PRECOMPILE") !== "0";
 const tuner = new Tuner({
   measurer: profileMeasurer(client),
   store: memoryTuneStore(),
@@ -120,6 +141,11 @@ for (const size of sizes) {
   const handles: Handle[] = [client.create(a), client.create(b), client.empty(m * n * 4)];
   const [ha, hb, hc] = handles as [Handle, Handle, Handle];
   const input: MatmulInput = { a: ha, b: hb, c: hc, m, n, k };
+  if (PRECOMPILE && rows.length === 0) {
+    console.log(
+      `compiled ${set.candidates.length} candidates in ${(await compileAll(input)).toFixed(0)} ms (once per process)`,
+    );
+  }
   await client.sync();
   const t0 = performance.now();
   await tuner.tune(set, input);
