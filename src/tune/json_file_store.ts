@@ -1,0 +1,130 @@
+/**
+ * A store in one JSON file (`createClient({ tuneCache: path })`), for caches
+ * that travel with a project or a deployment. Needs read and write
+ * permission for the file and its directory.
+ *
+ * Writes are merged and atomic: under a lock file, the current file is read,
+ * the entry merged in, and the result written to a temporary file renamed
+ * over the old one. Readers never see a partial file, and processes writing
+ * at once keep each other's entries (for one key, the last write wins whole).
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { isTuneEntry, type TuneEntry, type TuneStore } from "./tune_store.ts";
+
+/** The file's format. */
+interface TuneFile {
+  version: 1;
+  entries: Record<string, TuneEntry>;
+}
+
+/** Options of {@linkcode jsonFileTuneStore}. */
+export interface JsonFileStoreOptions {
+  /** Give up waiting for another process's lock after this long, and write anyway. @default 2000 */
+  readonly lockTimeoutMs?: number;
+  /** A lock file older than this is taken as left behind by a dead process. @default 10000 */
+  readonly staleLockMs?: number;
+}
+
+let tmpCounter = 0;
+
+async function readEntries(path: string): Promise<Record<string, TuneEntry>> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return {};
+    throw e;
+  }
+  try {
+    const v = JSON.parse(text) as Partial<TuneFile> | null;
+    if (v === null || typeof v !== "object" || v.version !== 1 || v.entries === null || typeof v.entries !== "object") {
+      return {};
+    }
+    return v.entries;
+  } catch {
+    return {}; // a corrupt cache is an empty one; the next write replaces it
+  }
+}
+
+async function acquire(lock: string, timeoutMs: number, staleMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 5;; wait = Math.min(wait * 2, 50)) {
+    try {
+      (await Deno.open(lock, { createNew: true, write: true })).close();
+      return true;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    }
+    try {
+      const age = Date.now() - ((await Deno.stat(lock)).mtime?.getTime() ?? Date.now());
+      if (age > staleMs) await Deno.remove(lock).catch(() => {});
+    } catch {
+      // removed meanwhile: try again at once
+    }
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+/**
+ * A store in a JSON file.
+ *
+ * @example Usage
+ * ```ts ignore
+ * import { jsonFileTuneStore } from "./json_file_store.ts";
+ * const store = jsonFileTuneStore("./.autotune.json");
+ * await store.set("k", { checksum: "c", winner: "a" });
+ * console.log((await store.get("k"))?.winner); // "a"
+ * ```
+ *
+ * @param path The file (created with its directory on first write).
+ * @param options Lock timing.
+ * @returns The store.
+ * @throws {TypeError} When `path` is neither a string nor a `file:` URL.
+ */
+export function jsonFileTuneStore(path: string | URL, options: JsonFileStoreOptions = {}): TuneStore {
+  let file: string;
+  if (path instanceof URL) {
+    if (path.protocol !== "file:") throw new TypeError(`jsonFileTuneStore: expected a file: URL, got ${path.href}`);
+    file = fileURLToPath(path);
+  } else if (typeof path === "string" && path.length > 0) {
+    file = path;
+  } else {
+    throw new TypeError(`jsonFileTuneStore: path must be a non-empty string or a file: URL, got ${String(path)}`);
+  }
+  const lock = `${file}.lock`;
+  const lockTimeoutMs = options.lockTimeoutMs ?? 2000;
+  const staleLockMs = options.staleLockMs ?? 10000;
+  let chain: Promise<void> = Promise.resolve(); // this process's writes, one at a time
+  const write = async (key: string, entry: TuneEntry) => {
+    await Deno.mkdir(dirname(file), { recursive: true });
+    const locked = await acquire(lock, lockTimeoutMs, staleLockMs);
+    const tmp = `${file}.${Deno.pid}.${++tmpCounter}.tmp`;
+    try {
+      const entries = await readEntries(file);
+      entries[key] = entry;
+      const out: TuneFile = { version: 1, entries };
+      await Deno.writeTextFile(tmp, JSON.stringify(out, null, 1) + "\n");
+      await Deno.rename(tmp, file);
+    } finally {
+      await Deno.remove(tmp).catch(() => {});
+      if (locked) await Deno.remove(lock).catch(() => {});
+    }
+  };
+  return {
+    description: file,
+    async get(key: string): Promise<TuneEntry | undefined> {
+      const e = (await readEntries(file))[key];
+      return isTuneEntry(e) ? e : undefined;
+    },
+    set(key: string, entry: TuneEntry): Promise<void> {
+      const done = chain.then(() => write(key, entry));
+      chain = done.catch(() => {});
+      return done;
+    },
+  };
+}
