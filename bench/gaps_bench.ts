@@ -1,0 +1,131 @@
+/**
+ * The launch shapes of the H200 gaps: a kernel with three storage buffers and
+ * one info word, launched as users launch it, next to the raw WebGPU floor in
+ * the same group: one encoder, one open pass, `setPipeline` + `setBindGroup`
+ * + dispatch per launch, one submit.
+ *
+ * Groups:
+ * - "static count, until submitted": `LONG` launches of count `[1]`, timed
+ *   until everything is submitted; the client keeps its default `tasksMax`.
+ *   The H200 target (≤ 1.15× the floor).
+ * - "indirect count from a handle, until submitted": the same with the count
+ *   read from device memory (`dispatchWorkgroupsIndirect`); the client's count
+ *   is a handle made with `create` (pool memory), the raw floor's a buffer of
+ *   its own. The H200 target (≤ 1.3×).
+ * - "… submits outside the loop": `SHORT` launches, only the encoding timed
+ *   (the client's `tasksMax` is above `SHORT`): on the software adapter a
+ *   submit executes the dispatches on the CPU, so these are its ratios
+ *   (≤ 1.25×).
+ *
+ * Run: `deno bench --allow-env bench/gaps_bench.ts` (env `LONG`, default
+ * 20000; `SHORT`, default 1024).
+ */
+
+import { createClient, defineKernel, type Handle } from "../mod.ts";
+import { bindBuffers, rawPipelines } from "./_raw.ts";
+
+const LONG = Number(Deno.env.get("LONG") ?? 20000);
+const SHORT = Number(Deno.env.get("SHORT") ?? 1024);
+
+const WGSL = `
+@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> b: array<f32>;
+@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@group(0) @binding(3) var<storage, read> n: u32;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < n) { c[g.x] = a[g.x] + b[g.x]; }
+}`;
+
+const client = await createClient(); // default tasksMax
+const unbatched = await createClient({ device: client.server.device, tasksMax: SHORT * 4 });
+const device = client.server.device;
+const add = defineKernel({ name: "add3", wgsl: WGSL });
+const info = new Uint32Array([64]);
+const one = [1];
+const buffersOf = (c: typeof client): Handle[] => [0, 1, 2].map(() => c.create(new Float32Array(64)));
+const bufs = buffersOf(client);
+const ubufs = buffersOf(unbatched);
+const count = client.create(new Uint32Array([1, 1, 1]));
+const ucount = unbatched.create(new Uint32Array([1, 1, 1]));
+for (const c of [client, unbatched]) {
+  c.launch(add, one, c === client ? bufs : ubufs, info);
+  c.launch(add, c === client ? count : ucount, c === client ? bufs : ubufs, info);
+  await c.sync();
+}
+
+// The raw floor: its own buffers, one bind group with the info word bound statically.
+const storage = (size: number, label: string, usage = 0) =>
+  device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | usage });
+const layout = device.createBindGroupLayout({
+  label: "raw gaps layout",
+  entries: [0, 1, 2, 3].map((binding) => ({
+    binding,
+    visibility: GPUShaderStage.COMPUTE,
+    buffer: { type: binding === 3 ? "read-only-storage" as const : "storage" as const },
+  })),
+});
+const [pipeline] = rawPipelines(device, layout, [WGSL], "raw gaps pipeline");
+const infoBuffer = storage(4, "raw gaps info");
+device.queue.writeBuffer(infoBuffer, 0, info);
+const bindGroup = bindBuffers(device, layout, [
+  storage(256, "raw a"),
+  storage(256, "raw b"),
+  storage(256, "raw c"),
+  infoBuffer,
+], "raw gaps bind group");
+const indirect = device.createBuffer({
+  label: "raw gaps indirect count",
+  size: 12,
+  usage: GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST,
+});
+device.queue.writeBuffer(indirect, 0, new Uint32Array([1, 1, 1]));
+
+/** The raw loop: `n` launches in one pass; `untilSubmitted` times the finish and submit too. */
+function raw(b: Deno.BenchContext, n: number, fromMemory: boolean, untilSubmitted: boolean): void {
+  const encoder = device.createCommandEncoder({ label: "raw gaps encoder" });
+  const pass = encoder.beginComputePass();
+  b.start();
+  for (let i = 0; i < n; i++) {
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroup);
+    if (fromMemory) pass.dispatchWorkgroupsIndirect(indirect, 0);
+    else pass.dispatchWorkgroups(1);
+  }
+  if (!untilSubmitted) b.end();
+  pass.end();
+  device.queue.submit([encoder.finish()]);
+  if (untilSubmitted) b.end();
+}
+
+const groups = [
+  { group: "static count, until submitted", n: LONG, fromMemory: false, untilSubmitted: true },
+  { group: "indirect count from a handle, until submitted", n: LONG, fromMemory: true, untilSubmitted: true },
+  { group: "static count, submits outside the loop", n: SHORT, fromMemory: false, untilSubmitted: false },
+  {
+    group: "indirect count from a handle, submits outside the loop",
+    n: SHORT,
+    fromMemory: true,
+    untilSubmitted: false,
+  },
+];
+
+for (const { group, n, fromMemory, untilSubmitted } of groups) {
+  const runs = untilSubmitted ? { n: 20, warmup: 3 } : { n: 60, warmup: 10 };
+  Deno.bench(
+    { group, name: "raw WebGPU floor", baseline: true, ...runs },
+    (b) => raw(b, n, fromMemory, untilSubmitted),
+  );
+  const c = untilSubmitted ? client : unbatched;
+  const buffers = untilSubmitted ? bufs : ubufs;
+  const counts = fromMemory ? (untilSubmitted ? count : ucount) : one;
+  Deno.bench({ group, name: "client.launch", ...runs }, async (b) => {
+    b.start();
+    for (let i = 0; i < n; i++) c.launch(add, counts, buffers, info);
+    if (!untilSubmitted) b.end();
+    const flushed = c.flush(); // submits synchronously; the promise reports queued errors
+    if (untilSubmitted) b.end();
+    await flushed;
+  });
+}
+
+globalThis.addEventListener("unload", () => client.destroy());
