@@ -68,3 +68,4 @@ export { CompilationError, LaunchError, ResourceLimitError } from "./src/errors/
 export { InstallMemoryPoolsError, IoError, PoolConfigError } from "./src/errors/memory_errors.ts";
 export { GraphStateError, ProfileError, ServerUnhealthyError, TraceWriteError } from "./src/errors/stream_errors.ts";
 export { KernelLayoutError } from "./src/errors/kernel_errors.ts";
+export { CollectiveError } from "./src/errors/collective_errors.ts";

@@ -67,3 +67,4 @@ export type { KernelLayoutErrorKind } from "./src/errors/kernel_errors.ts";
 export type { LaunchErrorKind, ResourceLimitKind } from "./src/errors/launch_errors.ts";
 export type { InstallMemoryPoolsErrorKind, IoErrorKind, PoolConfigErrorKind } from "./src/errors/memory_errors.ts";
 export type { ProfileErrorKind } from "./src/errors/stream_errors.ts";
+export type { CollectiveErrorReason } from "./src/errors/collective_errors.ts";

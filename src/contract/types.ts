@@ -144,11 +144,25 @@ export interface DeviceId {
   readonly indexId: number;
 }
 
-/** Reduction of a collective. */
-export type ReduceOperation = "sum" | "mean";
+/** Reduction of a collective: CubeCL's `sum` and `mean`, and the element-wise `max` and `min`. */
+export type ReduceOperation = "sum" | "mean" | "max" | "min";
 
 /** Element type of a collective. */
 export type ElemType = "f32" | "i32" | "u32" | "f16";
+
+/** How long a collective waits for its peers, and where an all-reduce reduces. */
+export interface CollectiveOptions {
+  /** Milliseconds to wait for every participant to join before failing with `timeout`. @default 30000 */
+  timeout?: number;
+  /** Fails the collective with `aborted` when it fires before every participant has joined. */
+  signal?: AbortSignal;
+  /**
+   * Where an all-reduce reduces: on the host, on the device of rank 0, or
+   * `auto` (the device from a size measured to be faster there; `f16` always
+   * on the host). Every participant must pass the same. @default "auto"
+   */
+  reduceOn?: "auto" | "host" | "device";
+}
 
 /** What the hardware offers (CubeCL's `DeviceProperties.hardware`). */
 export interface HardwareProperties {
