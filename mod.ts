@@ -33,6 +33,7 @@
 
 // The client and its kernels.
 export { createClient } from "./src/client/create_client.ts";
+export { closeDevices, listDevices } from "./src/server/device_registry.ts";
 export type { ClientOptions } from "./src/client/create_client.ts";
 export { ComputeClient } from "./src/client/compute_client.ts";
 export { Graph } from "./src/client/graph_handle.ts";

@@ -28,6 +28,7 @@ export type {
 } from "./src/contract/compute_server.ts";
 export type {
   BufferBinding,
+  CollectiveOptions,
   CopyDescriptor,
   CubeCount,
   CubeDim,
@@ -54,8 +55,14 @@ export type { GraphId, ProfilingToken } from "./src/ids.ts";
 export { ServerLogger } from "./src/logger.ts";
 export type { LogSink } from "./src/logger.ts";
 
-// The memory half of a client (ComputeClient extends it).
+// The memory and cross-device halves of a client (ComputeClient extends them).
 export { MemoryClient } from "./src/client/memory_client.ts";
+export { CollectiveClient } from "./src/client/collective_client.ts";
+export type { AllReduceOptions } from "./src/client/collective_client.ts";
+
+// Devices.
+export type { DeviceKind, LogicalDevice } from "./src/collective/device_ids.ts";
+export type { DeviceListing } from "./src/server/device_registry.ts";
 
 // The WebGPU server.
 export { WebGpuServer } from "./src/server/webgpu_server.ts";

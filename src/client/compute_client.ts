@@ -16,14 +16,14 @@ import { badCountForm } from "../contract/launch_checks.ts";
 import type { BufferBinding, CubeCount, InfoWords, LaunchMode, ProfileDuration } from "../contract/types.ts";
 import { ServerError } from "../errors.ts";
 import { captureSection, profileSection } from "./_sections.ts";
-import { MemoryClient } from "./memory_client.ts";
+import { CollectiveClient } from "./collective_client.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
 import { Graph } from "./graph_handle.ts";
 
 /**
  * The client of one device, bound to one stream: launches,
- * synchronisation, profiles and graphs, and (from `MemoryClient`) memory and
- * transfers. Make one with
+ * synchronisation, profiles and graphs, and (from `MemoryClient` and
+ * `CollectiveClient`) memory, transfers and collectives. Make one with
  * `createClient()`; `onStream(id)` gives a client of the same device on
  * another stream.
  *
@@ -42,7 +42,7 @@ import { Graph } from "./graph_handle.ts";
  * console.log(await client.read(x, Float32Array)); // Float32Array(4) [2, 4, 6, 8]
  * ```
  */
-export class ComputeClient extends MemoryClient implements Disposable, AsyncDisposable {
+export class ComputeClient extends CollectiveClient implements Disposable, AsyncDisposable {
   /**
    * A client of the same device on another stream. Handles may be shared
    * between streams; the runtime keeps their ordering.

@@ -6,6 +6,7 @@
 
 import { checkStreamId, type StreamId } from "../ids.ts";
 import type { ServerOptions } from "../server/server_options.ts";
+import { openDevice } from "../server/device_registry.ts";
 import { WebGpuServer } from "../server/webgpu_server.ts";
 import { ComputeClient } from "./compute_client.ts";
 
@@ -13,6 +14,13 @@ import { ComputeClient } from "./compute_client.ts";
 export interface ClientOptions extends ServerOptions {
   /** Stream the client targets. @default 0 */
   stream?: StreamId;
+  /**
+   * The logical device: the first request for an index opens its device (a
+   * `GPUDevice` of the adapter Deno offers) with the request's options; later
+   * requests get a client of the same server and may not change them. When
+   * omitted (and no `device` is given), a fresh device at the lowest free index.
+   */
+  deviceIndex?: number;
 }
 
 /** Every option `createClient` knows: TypeScript keeps this list complete. */
@@ -28,6 +36,7 @@ const KNOWN_OPTIONS: Readonly<Record<keyof ClientOptions, true>> = {
   timing: true,
   openPassAhead: true,
   stream: true,
+  deviceIndex: true,
 };
 
 /**
@@ -46,7 +55,9 @@ function refuseUnknownOptions(options: object): void {
 
 /**
  * Requests a WebGPU device (a GPU, or the software adapter when none exists)
- * and returns a client on it. Pass `device` to run on a device you own.
+ * and returns a client on it. Pass `deviceIndex` for logical device `n`
+ * (opened by the first request, shared by later ones), or `device` to run on
+ * a device you own.
  *
  * @example A client with larger batches, destroyed at the end of the scope
  * ```ts
@@ -68,8 +79,13 @@ export async function createClient(options: ClientOptions = {}): Promise<Compute
     throw new TypeError(`createClient: options must be an object, got ${String(options)}`);
   }
   refuseUnknownOptions(options);
-  const stream = options.stream ?? 0;
+  const { stream = 0, deviceIndex, ...serverOptions } = options;
   checkStreamId(stream, "createClient"); // before any device is requested
-  const server = await WebGpuServer.create(options);
+  if (deviceIndex !== undefined && serverOptions.device !== undefined) {
+    throw new TypeError("createClient: pass deviceIndex or device, not both (a device you own is not numbered)");
+  }
+  const server = serverOptions.device !== undefined
+    ? await WebGpuServer.create(serverOptions)
+    : await openDevice(serverOptions, deviceIndex);
   return new ComputeClient(server, stream);
 }

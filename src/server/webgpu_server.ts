@@ -7,7 +7,7 @@
  */
 
 import { slotOf } from "../_util/slot.ts";
-import { DeviceLostError, DeviceValidationError, UnsupportedError } from "../errors.ts";
+import { DeviceLostError, DeviceValidationError } from "../errors.ts";
 import { checkStreamId, type GraphId, type ProfilingToken, type StreamId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";
 import type { ManagedMemory } from "../contract/managed_memory.ts";
@@ -21,6 +21,7 @@ import { LaunchPath } from "./launch_path.ts";
 import type { ServerOptions } from "./server_options.ts";
 import { type ServerSetup, setUpServer } from "./server_setup.ts";
 import { watchDevice } from "./device_watch.ts";
+import { ServerCollectives } from "./server_collectives.ts";
 import type {
   BufferBinding,
   CopyDescriptor,
@@ -60,8 +61,6 @@ import type { Kernel } from "../contract/kernel.ts";
 export class WebGpuServer implements ComputeServer {
   /** The device. */
   readonly device: GPUDevice;
-  /** Identity of the device. */
-  readonly deviceId: DeviceId = { typeId: 4, indexId: 0 };
   #ctx: DeviceContext;
   /** The helpers every call but the launch path is routed to (transfers, memory, draining calls, graphs). */
   #parts: ServerSetup;
@@ -74,8 +73,16 @@ export class WebGpuServer implements ComputeServer {
   #streamOf = (slot: number): Stream => this.stream(slot);
   /** Stops listening to the device's uncaptured errors and loss (at destroy). */
   #unwatch: () => void;
+  /** The device's identity and collectives. */
+  #comm: ServerCollectives;
 
-  private constructor(device: GPUDevice, owned: boolean, props: DeviceProperties, options: ServerOptions) {
+  private constructor(
+    device: GPUDevice,
+    owned: boolean,
+    props: DeviceProperties,
+    options: ServerOptions,
+    index: number | undefined,
+  ) {
     this.device = device;
     this.#owned = owned;
     const parts = this.#parts = setUpServer({ server: this, device, properties: props, options });
@@ -104,25 +111,33 @@ export class WebGpuServer implements ComputeServer {
       },
       onLoss: (error) => this.#lose(error),
     });
+    this.#comm = new ServerCollectives(this, { index, owned }); // last: it registers the device
   }
 
   /**
    * Requests a device and builds a server on it.
    *
    * @param options Device, batching, stream, memory and logger options.
+   * @param index The logical device index (taken by the device registry);
+   * the lowest free one when omitted. A device passed in is numbered among `existing` devices.
    * @returns The server.
    * @throws {RangeError} For refused options (see `setUpServer`); a device
    * requested for it is destroyed first.
    */
-  static async create(options: ServerOptions = {}): Promise<WebGpuServer> {
+  static async create(options: ServerOptions = {}, index?: number): Promise<WebGpuServer> {
     const acquired = await acquireDevice(options);
     try {
-      return new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options);
+      return new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options, index);
     } catch (e) {
       // Refused options: a device the runtime requested would otherwise stay alive, unreachable.
       if (acquired.owned) acquired.device.destroy();
       throw e;
     }
+  }
+
+  /** Identity of the device: its kind's type id and its logical index (see `client.deviceId`). */
+  get deviceId(): DeviceId {
+    return this.#comm.deviceId;
   }
 
   /** Device properties. */
@@ -328,31 +343,30 @@ export class WebGpuServer implements ComputeServer {
     this.#parts.memory.installPools(config, stream);
   }
 
-  commInit(_devices: readonly DeviceId[]): void {
-    throw new UnsupportedError(
-      "commInit: collectives are not supported yet; copy through the host with read and write",
-    );
+  commInit(devices: readonly DeviceId[]): void {
+    this.#comm.commInit(devices);
   }
 
-  allReduce(): void {
-    throw new UnsupportedError("allReduce: collectives are not supported yet");
+  allReduce(...args: Parameters<ComputeServer["allReduce"]>): Promise<void> {
+    return this.#comm.allReduce(...args);
   }
 
-  send(): void {
-    throw new UnsupportedError("send: collectives are not supported yet");
+  send(...args: Parameters<ComputeServer["send"]>): Promise<void> {
+    return this.#comm.send(...args);
   }
 
-  recv(): void {
-    throw new UnsupportedError("recv: collectives are not supported yet");
+  recv(...args: Parameters<ComputeServer["recv"]>): Promise<void> {
+    return this.#comm.recv(...args);
   }
 
-  syncCollective(_stream: StreamId): void {
-    throw new UnsupportedError("syncCollective: collectives are not supported yet");
+  syncCollective(stream: StreamId): Promise<void> {
+    return this.#comm.syncCollective(stream);
   }
 
   #lose(error: DeviceLostError): void {
     this.#path.closed ??= error;
     this.#ctx.markLost(error);
+    this.#comm?.close(error); // undefined only if the device is lost before the constructor ends
   }
 
   /**

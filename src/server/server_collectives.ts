@@ -1,0 +1,353 @@
+/**
+ * A server's side of the collectives (CubeCL's `ServerCommunication` on one
+ * device): its identity in the directory, and `commInit`, `allReduce`,
+ * `send`, `recv` and `syncCollective`, staged through host memory.
+ *
+ * - A collective reads its source through the server's read path, which
+ *   encodes the copy at the call, so it sees exactly the work queued before
+ *   it on the calling stream (and the streams owning the memory); reads
+ *   requested in one tick share one device wait, and every participant's
+ *   wait runs at the same time.
+ * - The rendezvous (`CollectiveGroup`) reduces on the host or on the device
+ *   of rank 0, then hands the result to each participant, which writes its
+ *   destination through the server's write path (chunks with submits between
+ *   above a few MiB), ordered after every use queued before on that memory.
+ * - Each call returns a promise, marked handled, that settles when the
+ *   result is written on this device (work issued afterwards sees it);
+ *   `syncCollective` waits for every collective called before it and reports
+ *   the earliest failure not yet reported.
+ *
+ * @module
+ */
+
+import { ManagedMemory } from "../contract/managed_memory.ts";
+import type { Kernel } from "../contract/kernel.ts";
+import { checkBinding, checkDescriptor, isContiguous } from "../contract/descriptors.ts";
+import type {
+  BufferBinding,
+  CollectiveOptions,
+  CopyDescriptor,
+  CubeCount,
+  DeviceId,
+  DeviceProperties,
+  ElemType,
+  KernelArguments,
+  LaunchMode,
+  ReduceOperation,
+} from "../contract/types.ts";
+import { checkStreamId, type StreamId } from "../ids.ts";
+import { DTYPE_SIZE, type JoinRequest, type ReduceSite } from "../collective/collective_parts.ts";
+import { directory } from "../collective/device_directory.ts";
+import { adapterKind, checkDeviceId, deviceName, type LogicalDevice, toDeviceId } from "../collective/device_ids.ts";
+import { type DeviceReduceDtype, reduceGrid, reduceKernel } from "../collective/reduce_kernels.ts";
+import { CollectiveOps } from "./collective_ops.ts";
+
+/** Milliseconds a collective waits for its peers unless told otherwise. */
+export const DEFAULT_COLLECTIVE_TIMEOUT_MS = 30_000;
+
+/**
+ * Bytes per participant from which `reduceOn: "auto"` reduces on the device
+ * of rank 0 instead of the host (a second device wait and uploads against the
+ * host's additions; see `bench/collectives_bench.ts`).
+ */
+export const DEVICE_REDUCE_MIN_BYTES = 32 * 1024 * 1024;
+
+/** What the collectives need of their server. */
+export interface CollectiveHost {
+  /** Device properties. */
+  readonly properties: DeviceProperties;
+  /** Throws once the device is gone. */
+  checkAlive(): void;
+  /** The server's read path. */
+  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]>;
+  /** The server's write path. */
+  write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void;
+  /** Binds fresh memory. */
+  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void;
+  /** Queues a launch. */
+  launch(kernel: Kernel, count: CubeCount, args: KernelArguments, mode: LaunchMode, stream: StreamId): void;
+}
+
+const DTYPES: readonly ElemType[] = ["f32", "i32", "u32", "f16"];
+const OPS: readonly ReduceOperation[] = ["sum", "mean", "max", "min"];
+
+function bytesOf(b: BufferBinding): number {
+  return b.size - b.offsetStart - b.offsetEnd;
+}
+
+function whole(binding: BufferBinding, bytes: number): CopyDescriptor {
+  return { binding, shape: [bytes], strides: [1], elemSize: 1 };
+}
+
+/** The collectives of one server. */
+export class ServerCollectives {
+  /** The device as clients name it. */
+  readonly identity: LogicalDevice;
+  /** The device's contract id. */
+  readonly deviceId: DeviceId;
+  /** Keys of the communicators this device initialised (CubeCL's `initialized_comms`). */
+  readonly initialized: Set<string> = new Set();
+  #host: CollectiveHost;
+  #ops = new CollectiveOps();
+  #numbered: boolean;
+  #closed = false;
+
+  /**
+   * Numbers the device and registers it in this thread's directory.
+   *
+   * @param host The server.
+   * @param device `index`: the logical index the registry took for it;
+   * `owned`: false for a device the application passed in (an `existing` one).
+   */
+  constructor(host: CollectiveHost, device: { index?: number; owned: boolean }) {
+    this.#host = host;
+    this.#numbered = device.owned;
+    const kind = device.owned ? adapterKind(host.properties.identity) : "existing";
+    const index = device.owned ? device.index ?? directory.take() : directory.nextExisting();
+    this.identity = { kind, index };
+    this.deviceId = toDeviceId(this.identity);
+    directory.register({ id: this.deviceId, owner: host, description: host.properties.identity.description });
+  }
+
+  /**
+   * Leaves the directory: every communicator of the device fails its waiting
+   * slots with `device-lost`, and its index is free again.
+   *
+   * @param cause The device's loss.
+   */
+  close(cause: unknown): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    directory.unregister(this.deviceId, cause);
+    if (this.#numbered) directory.give(this.identity.index);
+  }
+
+  /** See `ServerCommunication.commInit`. */
+  commInit(devices: readonly DeviceId[]): void {
+    this.#host.checkAlive();
+    this.initialized.add(this.#group(devices, "commInit").group.key);
+  }
+
+  /** See `ServerCommunication.allReduce`. */
+  allReduce(
+    src: BufferBinding,
+    dst: BufferBinding,
+    dtype: ElemType,
+    stream: StreamId,
+    op: ReduceOperation,
+    devices: readonly DeviceId[],
+    options: CollectiveOptions = {},
+  ): Promise<void> {
+    const where = "allReduce";
+    const host = this.#host;
+    host.checkAlive();
+    checkStreamId(stream, where);
+    if (!DTYPES.includes(dtype)) {
+      throw new TypeError(`${where}: dtype must be one of ${DTYPES.join(", ")}, got ${dtype}`);
+    }
+    if (!OPS.includes(op)) throw new TypeError(`${where}: op must be one of ${OPS.join(", ")}, got ${op}`);
+    const bytes = this.#checkMemory(src, `${where} src`);
+    if (this.#checkMemory(dst, `${where} dst`) !== bytes) {
+      throw new RangeError(`${where}: src has ${bytes} B but dst has ${bytesOf(dst)} B; they must be equally long`);
+    }
+    if (bytes % DTYPE_SIZE[dtype] !== 0) {
+      throw new RangeError(`${where}: ${bytes} B is not a whole number of ${dtype} elements`);
+    }
+    const { timeoutMs, signal, reduceOn } = this.#options(options, where);
+    const { group, rank } = this.#group(devices, where);
+    const site = this.#site(reduceOn, dtype, bytes, group.devices.length, where);
+    const tracked = this.#ops.open(src, dst);
+    const n = group.devices.length;
+    const request: JoinRequest = {
+      signature: `allReduce ${dtype} ${op} ${bytes} B on the ${site}`,
+      what: `allReduce of ${bytes} B ${dtype} ${op} over ${group.key} on the ${site}`,
+      timeoutMs,
+      signal,
+      begin: () => ({
+        kind: "all-reduce",
+        dtype,
+        op,
+        site,
+        source: site === "device" && rank === 0
+          ? null
+          : tracked.read(() => host.read([whole(src, bytes)], stream)).then((out) => out[0]!),
+        deliver: (result) => tracked.write(() => host.write([[whole(dst, bytes), result]], stream)),
+        reduceHere: async (others) => {
+          await tracked.gates();
+          this.#reduceOnDevice(src, dst, bytes, dtype as DeviceReduceDtype, op, n, others, stream);
+          return (await host.read([whole(dst, bytes)], stream))[0]!;
+        },
+      }),
+    };
+    return this.#ops.track(tracked, group.joinAllReduce(rank, request));
+  }
+
+  /** See `ServerCommunication.send`. */
+  send(
+    descriptor: CopyDescriptor,
+    dtype: ElemType,
+    stream: StreamId,
+    to: DeviceId,
+    options: CollectiveOptions = {},
+  ): Promise<void> {
+    const where = "send";
+    const host = this.#host;
+    host.checkAlive();
+    checkStreamId(stream, where);
+    if (!DTYPES.includes(dtype)) {
+      throw new TypeError(`${where}: dtype must be one of ${DTYPES.join(", ")}, got ${dtype}`);
+    }
+    const bytes = checkDescriptor(descriptor, where);
+    this.#checkMemory(descriptor.binding, where);
+    if (!isContiguous(descriptor.shape, descriptor.strides)) {
+      throw new RangeError(
+        `${where}: strides [${descriptor.strides}] are not contiguous for shape [${descriptor.shape}]`,
+      );
+    }
+    const { timeoutMs, signal } = this.#options(options, where);
+    const { group, rank, peer } = this.#pair(to, where);
+    const tracked = this.#ops.open(descriptor.binding, null);
+    const request: JoinRequest = {
+      signature: `copy of ${bytes} B`,
+      what: `send of ${bytes} B from ${deviceName(this.deviceId)} to ${deviceName(to)}`,
+      timeoutMs,
+      signal,
+      begin: () => ({
+        kind: "send",
+        source: tracked.read(() => host.read([descriptor], stream)).then((out) => out[0]!),
+      }),
+    };
+    return this.#ops.track(tracked, group.joinCopy(rank, peer, 0, request));
+  }
+
+  /** See `ServerCommunication.recv`. */
+  recv(
+    binding: BufferBinding,
+    dtype: ElemType,
+    stream: StreamId,
+    from: DeviceId,
+    options: CollectiveOptions = {},
+  ): Promise<void> {
+    const where = "recv";
+    const host = this.#host;
+    host.checkAlive();
+    checkStreamId(stream, where);
+    if (!DTYPES.includes(dtype)) {
+      throw new TypeError(`${where}: dtype must be one of ${DTYPES.join(", ")}, got ${dtype}`);
+    }
+    const bytes = this.#checkMemory(binding, where);
+    const { timeoutMs, signal } = this.#options(options, where);
+    const { group, rank, peer } = this.#pair(from, where);
+    const tracked = this.#ops.open(null, binding);
+    const request: JoinRequest = {
+      signature: `copy of ${bytes} B`,
+      what: `recv of ${bytes} B on ${deviceName(this.deviceId)} from ${deviceName(from)}`,
+      timeoutMs,
+      signal,
+      begin: () => ({
+        kind: "recv",
+        deliver: (data) => tracked.write(() => host.write([[whole(binding, bytes), data]], stream)),
+      }),
+    };
+    return this.#ops.track(tracked, group.joinCopy(peer, rank, 1, request));
+  }
+
+  /** See `ServerCommunication.syncCollective`. */
+  syncCollective(stream: StreamId): Promise<void> {
+    try {
+      checkStreamId(stream, "syncCollective");
+      this.#host.checkAlive();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#ops.drain();
+  }
+
+  /** Queues the device reduction of rank 0: `dst = src ⊕ others[0] ⊕ ...`, through one scratch buffer. */
+  #reduceOnDevice(
+    src: BufferBinding,
+    dst: BufferBinding,
+    bytes: number,
+    dtype: DeviceReduceDtype,
+    op: ReduceOperation,
+    participants: number,
+    others: readonly Uint8Array[],
+    stream: StreamId,
+  ): void {
+    const host = this.#host;
+    const count = bytes / DTYPE_SIZE[dtype];
+    const scratchMemory = new ManagedMemory(1, 1);
+    host.initializeMemory(scratchMemory, bytes, stream);
+    const scratch: BufferBinding = { memory: scratchMemory, offsetStart: 0, offsetEnd: 0, stream, size: bytes };
+    const kernel = reduceKernel(dtype, op);
+    const [x, y] = reduceGrid(count, host.properties.hardware.maxCubeCount[0]);
+    try {
+      others.forEach((data, k) => {
+        host.write([[whole(scratch, bytes), data]], stream); // ordered after the previous step read the scratch
+        const divisor = op === "mean" && k === others.length - 1 ? participants : 1;
+        host.launch(
+          kernel,
+          { kind: "static", x, y, z: 1 },
+          {
+            buffers: [k === 0 ? src : dst, scratch, dst],
+            info: new Uint32Array([count, divisor]),
+          },
+          "execute",
+          stream,
+        );
+      });
+    } finally {
+      scratchMemory.drop(); // reused only by work queued after these steps
+    }
+  }
+
+  #checkMemory(b: BufferBinding, where: string): number {
+    checkBinding(b, where);
+    const owner = b.memory.server;
+    if (owner !== null && owner !== this.#host) {
+      throw new TypeError(`${where}: memory ${b.memory.id} belongs to another device; pass memory of this device`);
+    }
+    return bytesOf(b);
+  }
+
+  #options(options: CollectiveOptions, where: string) {
+    if (options === null || typeof options !== "object") throw new TypeError(`${where}: options must be an object`);
+    const timeoutMs = options.timeout ?? DEFAULT_COLLECTIVE_TIMEOUT_MS;
+    if (typeof timeoutMs !== "number" || !(timeoutMs >= 0) || timeoutMs > 2 ** 31 - 1) {
+      throw new RangeError(`${where}: timeout must be a number of milliseconds (0 to 2147483647), got ${timeoutMs}`);
+    }
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+      throw new TypeError(`${where}: signal must be an AbortSignal`);
+    }
+    const reduceOn = options.reduceOn ?? "auto";
+    if (reduceOn !== "auto" && reduceOn !== "host" && reduceOn !== "device") {
+      throw new TypeError(`${where}: reduceOn must be "auto", "host" or "device", got ${String(reduceOn)}`);
+    }
+    return { timeoutMs, signal: options.signal, reduceOn };
+  }
+
+  #site(reduceOn: "auto" | "host" | "device", dtype: ElemType, bytes: number, n: number, where: string): ReduceSite {
+    if (reduceOn === "device" && dtype === "f16") {
+      throw new TypeError(`${where}: f16 reduces on the host; pass reduceOn "host" or "auto"`);
+    }
+    if (n < 2) return "host";
+    if (reduceOn === "auto") return dtype !== "f16" && bytes >= DEVICE_REDUCE_MIN_BYTES ? "device" : "host";
+    return reduceOn;
+  }
+
+  #group(devices: readonly DeviceId[], where: string) {
+    if (!Array.isArray(devices) || devices.length === 0) {
+      throw new TypeError(`${where}: devices must be a non-empty array of device ids`);
+    }
+    return directory.group(devices.map((d, i) => checkDeviceId(d, `${where} devices[${i}]`)), this.deviceId, where);
+  }
+
+  #pair(peer: DeviceId, where: string) {
+    checkDeviceId(peer, where);
+    if (peer.typeId === this.deviceId.typeId && peer.indexId === this.deviceId.indexId) {
+      throw new RangeError(`${where}: a device cannot copy to itself (${deviceName(peer)}); use a kernel or write`);
+    }
+    const { group, rank } = this.#group([this.deviceId, peer], where);
+    return { group, rank, peer: group.rank(peer) };
+  }
+}
