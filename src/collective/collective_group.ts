@@ -19,9 +19,10 @@
 
 import { CollectiveError } from "../errors.ts";
 import type { DeviceId } from "../contract/types.ts";
-import type { CollectivePart, JoinRequest } from "./collective_parts.ts";
+import type { CollectivePart, JoinRequest, ReduceSite } from "./collective_parts.ts";
 import { participantFailure, type RunEntry, runSlot } from "./collective_runs.ts";
 import { deviceName } from "./device_ids.ts";
+import { SitePicker } from "./site_picker.ts";
 
 interface Joined {
   readonly request: JoinRequest;
@@ -36,6 +37,10 @@ interface Slot {
   readonly index: number;
   readonly signature: string;
   readonly what: string;
+  /** Where an all-reduce reduces, fixed by its first participant (`host` for copies). */
+  readonly site: ReduceSite;
+  /** Bytes per participant of an all-reduce (0 for copies). */
+  readonly bytes: number;
   readonly joined: (Joined | undefined)[];
   count: number;
   failed: CollectiveError | null;
@@ -56,6 +61,8 @@ export class CollectiveGroup {
   readonly key: string;
   /** The devices, sorted: a device's rank is its position. */
   readonly devices: readonly DeviceId[];
+  /** Where `auto` all-reduces reduce, from what this communicator measured. */
+  readonly sites: SitePicker = new SitePicker();
   #channels = new Map<string, Channel>();
   #closed: CollectiveError | null = null;
 
@@ -159,6 +166,8 @@ export class CollectiveGroup {
         index,
         signature: request.signature,
         what: request.what,
+        site: request.site === undefined ? "host" : this.sites.pick(request.site, devices.length),
+        bytes: request.site?.bytes ?? 0,
         joined: devices.map(() => undefined),
         count: 0,
         failed: null,
@@ -188,7 +197,7 @@ export class CollectiveGroup {
       this.#fail(channel, slot, this.#aborted(slot, name, request.signal));
     } else {
       try {
-        joined.part = request.begin();
+        joined.part = request.begin(slot.site);
       } catch (cause) {
         this.#fail(channel, slot, participantFailure(request.what, name, cause));
       }
@@ -264,6 +273,6 @@ export class CollectiveGroup {
     }));
     runSlot(slot.what, entries, (error) => {
       for (const e of entries) e.reject(error);
-    });
+    }, (ms) => this.sites.record(slot.site, slot.bytes, ms));
   }
 }

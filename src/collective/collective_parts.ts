@@ -73,13 +73,25 @@ export interface RecvPart {
 /** One participant's part. */
 export type CollectivePart = ReducePart | SendPart | RecvPart;
 
+/** How a slot of an all-reduce picks its site: fixed, or `auto` (the faster one measured for the size). */
+export interface SiteChoice {
+  /** The participants' `reduceOn` (part of the signature: the same on every participant). */
+  readonly reduceOn: "auto" | ReduceSite;
+  /** Bytes per participant. */
+  readonly bytes: number;
+  /** Element type (`f16` reduces on the host). */
+  readonly dtype: ElemType;
+}
+
 /** A participant's call, as it joins its slot. */
 export interface JoinRequest {
   /**
    * What every participant of a slot must agree on (operation, element type,
-   * reduction, byte count, site); a difference fails the slot with `mismatch`.
+   * reduction, byte count, `reduceOn`); a difference fails the slot with `mismatch`.
    */
   readonly signature: string;
+  /** For an all-reduce: how its slot picks where to reduce (the first participant to join decides for all). */
+  readonly site?: SiteChoice;
   /** The call, for messages (e.g. `"allReduce of 400 B f32 sum"`). */
   readonly what: string;
   /** Milliseconds to wait for the other participants to join. */
@@ -89,6 +101,8 @@ export interface JoinRequest {
   /**
    * Makes the part once the participant has joined a slot that has not failed
    * (so a failed slot reads nothing).
+   *
+   * @param site Where the slot reduces (`host` for copies).
    */
-  begin(): CollectivePart;
+  begin(site: ReduceSite): CollectivePart;
 }

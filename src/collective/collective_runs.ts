@@ -63,17 +63,27 @@ function tagged<T>(p: Promise<T>, position: number): Promise<T> {
  * @param what The call, for messages.
  * @param entries The participants, by position (ranks; sender then receiver).
  * @param failAll Fails every participant's call with one error.
+ * @param measured Told how long a successful all-reduce took, in milliseconds.
  */
-export function runSlot(what: string, entries: readonly RunEntry[], failAll: (error: CollectiveError) => void): void {
+export function runSlot(
+  what: string,
+  entries: readonly RunEntry[],
+  failAll: (error: CollectiveError) => void,
+  measured: (ms: number) => void,
+): void {
   const fail = (e: unknown) => {
     const f = e instanceof PartFailure ? e : new PartFailure(0, e);
     failAll(participantFailure(what, entries[f.position]?.name ?? "?", f.cause));
   };
+  const start = performance.now();
   const run = entries[0]!.part.kind === "all-reduce" ? runAllReduce(what, entries) : runCopy(entries);
-  run.catch(fail);
+  run.then((ok) => {
+    if (ok) measured(performance.now() - start);
+  }, fail);
 }
 
-async function runAllReduce(what: string, entries: readonly RunEntry[]): Promise<void> {
+/** Resolves true once every participant's result is written (false when one of them failed). */
+async function runAllReduce(what: string, entries: readonly RunEntry[]): Promise<boolean> {
   const parts = entries.map((e) => e.part as ReducePart);
   const root = parts[0]!;
   let result: Uint8Array;
@@ -84,13 +94,17 @@ async function runAllReduce(what: string, entries: readonly RunEntry[]): Promise
     const others = await Promise.all(parts.slice(1).map((p, r) => tagged(p.source!, r + 1)));
     result = await tagged(root.reduceHere!(others), 0);
   }
-  entries.forEach((e, r) => {
-    if (root.site === "device" && r === 0) return e.resolve(); // its destination holds the result already
-    parts[r]!.deliver(result).then(() => e.resolve(), (cause) => e.reject(participantFailure(what, e.name, cause)));
+  const delivered = entries.map((e, r) => {
+    if (root.site === "device" && r === 0) return (e.resolve(), true); // its destination holds the result already
+    return parts[r]!.deliver(result).then(() => (e.resolve(), true), (cause) => {
+      e.reject(participantFailure(what, e.name, cause));
+      return false;
+    });
   });
+  return (await Promise.all(delivered)).every((ok) => ok);
 }
 
-async function runCopy(entries: readonly RunEntry[]): Promise<void> {
+async function runCopy(entries: readonly RunEntry[]): Promise<boolean> {
   const [from, to] = entries as [RunEntry, RunEntry];
   const bytes = await tagged((from.part as SendPart).source, 0);
   try {
@@ -100,4 +114,5 @@ async function runCopy(entries: readonly RunEntry[]): Promise<void> {
   }
   from.resolve();
   to.resolve();
+  return true;
 }

@@ -36,7 +36,7 @@ import type {
   ReduceOperation,
 } from "../contract/types.ts";
 import { checkStreamId, type StreamId } from "../ids.ts";
-import { DTYPE_SIZE, type JoinRequest, type ReduceSite } from "../collective/collective_parts.ts";
+import { DTYPE_SIZE, type JoinRequest } from "../collective/collective_parts.ts";
 import { directory } from "../collective/device_directory.ts";
 import { adapterKind, checkDeviceId, deviceName, type LogicalDevice, toDeviceId } from "../collective/device_ids.ts";
 import { type DeviceReduceDtype, reduceGrid, reduceKernel } from "../collective/reduce_kernels.ts";
@@ -44,13 +44,6 @@ import { CollectiveOps } from "./collective_ops.ts";
 
 /** Milliseconds a collective waits for its peers unless told otherwise. */
 export const DEFAULT_COLLECTIVE_TIMEOUT_MS = 30_000;
-
-/**
- * Bytes per participant from which `reduceOn: "auto"` reduces on the device
- * of rank 0 instead of the host (a second device wait and uploads against the
- * host's additions; see `bench/collectives_bench.ts`).
- */
-export const DEVICE_REDUCE_MIN_BYTES = 32 * 1024 * 1024;
 
 /** What the collectives need of their server. */
 export interface CollectiveHost {
@@ -154,16 +147,19 @@ export class ServerCollectives {
       throw new RangeError(`${where}: ${bytes} B is not a whole number of ${dtype} elements`);
     }
     const { timeoutMs, signal, reduceOn } = this.#options(options, where);
+    if (reduceOn === "device" && dtype === "f16") {
+      throw new TypeError(`${where}: f16 reduces on the host; pass reduceOn "host" or "auto"`);
+    }
     const { group, rank } = this.#group(devices, where);
-    const site = this.#site(reduceOn, dtype, bytes, group.devices.length, where);
     const tracked = this.#ops.open(src, dst);
     const n = group.devices.length;
     const request: JoinRequest = {
-      signature: `allReduce ${dtype} ${op} ${bytes} B on the ${site}`,
-      what: `allReduce of ${bytes} B ${dtype} ${op} over ${group.key} on the ${site}`,
+      signature: `allReduce ${dtype} ${op} ${bytes} B, reduceOn ${reduceOn}`,
+      what: `allReduce of ${bytes} B ${dtype} ${op} over ${group.key}`,
+      site: { reduceOn, bytes, dtype },
       timeoutMs,
       signal,
-      begin: () => ({
+      begin: (site) => ({
         kind: "all-reduce",
         dtype,
         op,
@@ -324,15 +320,6 @@ export class ServerCollectives {
       throw new TypeError(`${where}: reduceOn must be "auto", "host" or "device", got ${String(reduceOn)}`);
     }
     return { timeoutMs, signal: options.signal, reduceOn };
-  }
-
-  #site(reduceOn: "auto" | "host" | "device", dtype: ElemType, bytes: number, n: number, where: string): ReduceSite {
-    if (reduceOn === "device" && dtype === "f16") {
-      throw new TypeError(`${where}: f16 reduces on the host; pass reduceOn "host" or "auto"`);
-    }
-    if (n < 2) return "host";
-    if (reduceOn === "auto") return dtype !== "f16" && bytes >= DEVICE_REDUCE_MIN_BYTES ? "device" : "host";
-    return reduceOn;
   }
 
   #group(devices: readonly DeviceId[], where: string) {

@@ -11,6 +11,7 @@ import { CollectiveGroup } from "../../src/collective/collective_group.ts";
 import type { JoinRequest, ReducePart } from "../../src/collective/collective_parts.ts";
 import { reduceOnHost } from "../../src/collective/host_reduce.ts";
 import { sortDevices } from "../../src/collective/device_ids.ts";
+import { MEASURE_FROM_BYTES, SitePicker } from "../../src/collective/site_picker.ts";
 
 const devices = [{ typeId: 3, indexId: 0 }, { typeId: 3, indexId: 1 }];
 
@@ -103,4 +104,53 @@ Deno.test("a device set in any order, with repeats, names one sorted communicato
   const a = sortDevices([{ typeId: 3, indexId: 2 }, { typeId: 3, indexId: 0 }, { typeId: 3, indexId: 2 }]);
   assert.equal(a.key, "cpu:0,cpu:2");
   assert.equal(a.devices.length, 2);
+});
+
+Deno.test("auto reduces small all-reduces on the host, and measures both sites once per size class before picking the faster", () => {
+  const picker = new SitePicker();
+  const big = { reduceOn: "auto", bytes: 8 * 1024 * 1024, dtype: "f32" } as const;
+  assert.equal(picker.pick({ ...big, bytes: MEASURE_FROM_BYTES - 4 }, 4), "host");
+  assert.equal(picker.pick({ ...big, dtype: "f16" }, 4), "host");
+  assert.equal(picker.pick(big, 1), "host", "a single device has nothing to upload");
+  assert.equal(picker.pick({ ...big, reduceOn: "device" }, 2), "device");
+  assert.equal(picker.pick(big, 2), "host");
+  picker.record("host", big.bytes, 40);
+  assert.equal(picker.pick(big, 2), "device");
+  picker.record("device", big.bytes, 30);
+  assert.equal(picker.pick(big, 2), "device");
+  picker.record("device", big.bytes - 4, 70); // same size class: the average becomes 50
+  assert.deepEqual(picker.times(big.bytes), { host: 40, device: 50 });
+  assert.equal(picker.pick(big, 2), "host");
+  assert.equal(picker.pick({ ...big, bytes: 64 * 1024 * 1024 }, 2), "host", "another size class starts afresh");
+});
+
+Deno.test("the first participant of a slot fixes its site for everyone, and the communicator records the time", async () => {
+  const group = new CollectiveGroup("cpu:0,cpu:1", devices);
+  const bytes = MEASURE_FROM_BYTES;
+  const sites: string[] = [];
+  const req = (): JoinRequest => ({
+    signature: "s",
+    what: "allReduce",
+    timeoutMs: 1000,
+    site: { reduceOn: "auto", bytes, dtype: "u32" },
+    begin: (site) => {
+      sites.push(site);
+      return {
+        kind: "all-reduce",
+        dtype: "u32",
+        op: "sum",
+        site,
+        source: Promise.resolve(new Uint8Array(bytes)),
+        deliver: () => Promise.resolve(),
+        reduceHere: () => Promise.resolve(new Uint8Array(bytes)),
+      };
+    },
+  });
+  await Promise.all([group.joinAllReduce(0, req()), group.joinAllReduce(1, req())]);
+  await new Promise((r) => setTimeout(r, 0)); // the time is recorded once every result is written
+  await Promise.all([group.joinAllReduce(0, req()), group.joinAllReduce(1, req())]);
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(sites, ["host", "host", "device", "device"]);
+  const times = group.sites.times(bytes);
+  assert.ok(times.host !== null && times.device !== null);
 });
