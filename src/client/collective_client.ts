@@ -138,11 +138,12 @@ export class CollectiveClient extends MemoryClient {
    * ```
    *
    * @param handle The memory, read as the work queued before the call left it.
-   * @param other The client receiving the copy (any device, this one included).
+   * @param other The client receiving the copy: of any device, this one
+   * included, or any client with `create` (a client hosted in a Worker).
    * @returns A new handle of `other` holding the bytes; work issued on it afterwards sees them.
    */
-  async toClient(handle: Handle, other: MemoryClient): Promise<Handle> {
-    if (!(other instanceof MemoryClient)) throw new TypeError("toClient: other must be a client");
+  async toClient(handle: Handle, other: Pick<MemoryClient, "create">): Promise<Handle> {
+    if (typeof other?.create !== "function") throw new TypeError("toClient: other must be a client");
     const bytes = await this.read(checkHandle(this.server, handle, "toClient"));
     return other.create(bytes);
   }
