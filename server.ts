@@ -37,6 +37,7 @@ export type {
   HardwareProperties,
   KernelArguments,
   LaunchMode,
+  MemoryKind,
   ProfileDuration,
   ProfileTicks,
   ReduceOperation,

@@ -10,8 +10,11 @@
  *   The H200 target (≤ 1.15× the floor).
  * - "indirect count from a handle, until submitted": the same with the count
  *   read from device memory (`dispatchWorkgroupsIndirect`); the client's count
- *   is a handle made with `create` (pool memory), the raw floor's a buffer of
- *   its own. The H200 target (≤ 1.3×).
+ *   comes from `createCount` (pages of counts only), the raw floor's is a
+ *   buffer of its own. The H200 target (≤ 1.3×).
+ * - "indirect count sharing the bindings' page, until submitted": a count
+ *   made with `create`, in the same pool page as the launch's bindings, which
+ *   WebGPU forbids to dispatch from in place: each launch copies it first.
  * - "… submits outside the loop": `SHORT` launches, only the encoding timed
  *   (the client's `tasksMax` is above `SHORT`): on the software adapter a
  *   submit executes the dispatches on the CPU, so these are its ratios
@@ -45,11 +48,13 @@ const one = [1];
 const buffersOf = (c: typeof client): Handle[] => [0, 1, 2].map(() => c.create(new Float32Array(64)));
 const bufs = buffersOf(client);
 const ubufs = buffersOf(unbatched);
-const count = client.create(new Uint32Array([1, 1, 1]));
-const ucount = unbatched.create(new Uint32Array([1, 1, 1]));
+const count = client.createCount(1, 1, 1);
+const ucount = unbatched.createCount(1, 1, 1);
+const shared = client.create(new Uint32Array([1, 1, 1]));
 for (const c of [client, unbatched]) {
   c.launch(add, one, c === client ? bufs : ubufs, info);
   c.launch(add, c === client ? count : ucount, c === client ? bufs : ubufs, info);
+  if (c === client) c.launch(add, shared, bufs, info);
   await c.sync();
 }
 
@@ -100,6 +105,13 @@ function raw(b: Deno.BenchContext, n: number, fromMemory: boolean, untilSubmitte
 const groups = [
   { group: "static count, until submitted", n: LONG, fromMemory: false, untilSubmitted: true },
   { group: "indirect count from a handle, until submitted", n: LONG, fromMemory: true, untilSubmitted: true },
+  {
+    group: "indirect count sharing the bindings' page, until submitted",
+    n: LONG / 4,
+    fromMemory: true,
+    untilSubmitted: true,
+    sharedPage: true,
+  },
   { group: "static count, submits outside the loop", n: SHORT, fromMemory: false, untilSubmitted: false },
   {
     group: "indirect count from a handle, submits outside the loop",
@@ -109,7 +121,10 @@ const groups = [
   },
 ];
 
-for (const { group, n, fromMemory, untilSubmitted } of groups) {
+for (
+  const { group, n, fromMemory, untilSubmitted, sharedPage }
+    of groups as (typeof groups[number] & { sharedPage?: boolean })[]
+) {
   const runs = untilSubmitted ? { n: 20, warmup: 3 } : { n: 60, warmup: 10 };
   Deno.bench(
     { group, name: "raw WebGPU floor", baseline: true, ...runs },
@@ -117,7 +132,7 @@ for (const { group, n, fromMemory, untilSubmitted } of groups) {
   );
   const c = untilSubmitted ? client : unbatched;
   const buffers = untilSubmitted ? bufs : ubufs;
-  const counts = fromMemory ? (untilSubmitted ? count : ucount) : one;
+  const counts = sharedPage ? shared : fromMemory ? (untilSubmitted ? count : ucount) : one;
   Deno.bench({ group, name: "client.launch", ...runs }, async (b) => {
     b.start();
     for (let i = 0; i < n; i++) c.launch(add, counts, buffers, info);

@@ -19,6 +19,8 @@ import { captureSection, profileSection } from "./_sections.ts";
 import { MemoryClient } from "./memory_client.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
 import { Graph } from "./graph_handle.ts";
+import type { LaunchPath } from "../server/launch_path.ts";
+import type { WebGpuServer } from "../server/webgpu_server.ts";
 
 /**
  * The client of one device, bound to one stream: launches,
@@ -43,6 +45,21 @@ import { Graph } from "./graph_handle.ts";
  * ```
  */
 export class ComputeClient extends MemoryClient implements Disposable, AsyncDisposable {
+  /** The server's launch path, called directly: every argument is checked at its door. */
+  #launch: LaunchPath;
+
+  /**
+   * Internal: use `createClient()`.
+   *
+   * @param server The server.
+   * @param stream The stream of this client.
+   * @throws {RangeError} When the stream id is not a non-negative safe integer.
+   */
+  constructor(server: WebGpuServer, stream: StreamId = 0) {
+    super(server, stream);
+    this.#launch = server.launchPath;
+  }
+
   /**
    * A client of the same device on another stream. Handles may be shared
    * between streams; the runtime keeps their ordering.
@@ -99,7 +116,7 @@ export class ComputeClient extends MemoryClient implements Disposable, AsyncDisp
     }
     // Every argument is checked once, at the server's door (contract/launch_checks.ts).
     const mode = options === undefined ? "execute" : options.mode ?? "execute";
-    this.server.launchRaw(kernel, buffers, info ?? null, x, y, z, indirect, mode, this.stream);
+    this.#launch.launch(kernel, buffers, info ?? null, x, y, z, indirect, mode, this.stream);
   }
 
   /**

@@ -31,6 +31,7 @@ import type {
   KernelArguments,
   LaunchMode,
   ManagedResource,
+  MemoryKind,
   ProfileDuration,
 } from "../contract/types.ts";
 import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
@@ -160,6 +161,11 @@ export class WebGpuServer implements ComputeServer {
     this.#path.dryRun = Math.max(0, this.#path.dryRun + delta);
   }
 
+  /** @ignore The launch path `launchRaw` runs (the client calls it directly). */
+  get launchPath(): LaunchPath {
+    return this.#path;
+  }
+
   /** @ignore Host staging memory lent by `staging()`. */
   get hostStaging(): ServerSetup["hostStaging"] {
     return this.#parts.hostStaging;
@@ -191,8 +197,8 @@ export class WebGpuServer implements ComputeServer {
     return "downstream";
   }
 
-  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void {
-    this.#parts.memory.initialize(memory, size, stream, this.#path.dryRun > 0);
+  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId, kind: MemoryKind = "storage"): void {
+    this.#parts.memory.initialize(memory, size, stream, this.#path.dryRun > 0, kind);
   }
 
   read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]> {
