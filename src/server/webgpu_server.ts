@@ -18,6 +18,7 @@ import { ExclusiveLock } from "../_util/exclusive_lock.ts";
 import type { ComputeServer, ServerUtilities } from "../contract/compute_server.ts";
 import { acquireDevice } from "./device.ts";
 import { LaunchPath } from "./launch_path.ts";
+import type { Tuner } from "../tune/tuner.ts";
 import type { ServerOptions } from "./server_options.ts";
 import { type ServerSetup, setUpServer } from "./server_setup.ts";
 import { watchDevice } from "./device_watch.ts";
@@ -159,6 +160,11 @@ export class WebGpuServer implements ComputeServer {
   /** Opens (`+1`) or closes (`-1`) a dry-run window; windows nest. */
   dryRunDepth(delta: 1 | -1): void {
     this.#path.dryRun = Math.max(0, this.#path.dryRun + delta);
+  }
+
+  /** The device's autotuner: decisions per device, kept in the `tuneCache` store (see `ComputeClient.autotune`). */
+  get tuner(): Tuner {
+    return this.#parts.tuner;
   }
 
   /** @ignore The launch path `launchRaw` runs (the client calls it directly). */
