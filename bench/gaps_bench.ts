@@ -21,7 +21,9 @@
  *   (≤ 1.25×).
  *
  * Run: `deno bench --allow-env bench/gaps_bench.ts` (env `LONG`, default
- * 20000; `SHORT`, default 1024).
+ * 20000; `SHORT`, default 1024; `TASKS_MAX`, the batched client's `tasksMax`,
+ * default the client's default; `GROUPS`, a comma-separated list of group
+ * numbers to run, from 1).
  */
 
 import { createClient, defineKernel, type Handle } from "../mod.ts";
@@ -39,7 +41,9 @@ const WGSL = `
   if (g.x < n) { c[g.x] = a[g.x] + b[g.x]; }
 }`;
 
-const client = await createClient(); // default tasksMax
+const TASKS_MAX = Deno.env.get("TASKS_MAX");
+const GROUPS = Deno.env.get("GROUPS")?.split(",").map(Number);
+const client = await createClient(TASKS_MAX ? { tasksMax: Number(TASKS_MAX) } : {}); // default tasksMax
 const unbatched = await createClient({ device: client.server.device, tasksMax: SHORT * 4 });
 const device = client.server.device;
 const add = defineKernel({ name: "add3", wgsl: WGSL });
@@ -121,10 +125,9 @@ const groups = [
   },
 ];
 
-for (
-  const { group, n, fromMemory, untilSubmitted, sharedPage }
-    of groups as (typeof groups[number] & { sharedPage?: boolean })[]
-) {
+const cases = groups as (typeof groups[number] & { sharedPage?: boolean })[];
+for (const [index, { group, n, fromMemory, untilSubmitted, sharedPage }] of cases.entries()) {
+  if (GROUPS !== undefined && !GROUPS.includes(index + 1)) continue;
   const runs = untilSubmitted ? { n: 20, warmup: 3 } : { n: 60, warmup: 10 };
   Deno.bench(
     { group, name: "raw WebGPU floor", baseline: true, ...runs },
