@@ -22,7 +22,7 @@
  *
  * Run: `deno bench --allow-env bench/gaps_bench.ts` (env `LONG`, default
  * 20000; `SHORT`, default 1024; `TASKS_MAX`, the batched client's `tasksMax`,
- * default the client's default; `GROUPS`, a comma-separated list of group
+ * default the client's default; `ONLY`, a comma-separated list of group
  * numbers to run, from 1).
  */
 
@@ -42,7 +42,7 @@ const WGSL = `
 }`;
 
 const TASKS_MAX = Deno.env.get("TASKS_MAX");
-const GROUPS = Deno.env.get("GROUPS")?.split(",").map(Number);
+const ONLY = Deno.env.get("ONLY")?.split(",").map(Number);
 const client = await createClient(TASKS_MAX ? { tasksMax: Number(TASKS_MAX) } : {}); // default tasksMax
 const unbatched = await createClient({ device: client.server.device, tasksMax: SHORT * 4 });
 const device = client.server.device;
@@ -127,7 +127,7 @@ const groups = [
 
 const cases = groups as (typeof groups[number] & { sharedPage?: boolean })[];
 for (const [index, { group, n, fromMemory, untilSubmitted, sharedPage }] of cases.entries()) {
-  if (GROUPS !== undefined && !GROUPS.includes(index + 1)) continue;
+  if (ONLY !== undefined && !ONLY.includes(index + 1)) continue;
   const runs = untilSubmitted ? { n: 20, warmup: 3 } : { n: 60, warmup: 10 };
   Deno.bench(
     { group, name: "raw WebGPU floor", baseline: true, ...runs },
