@@ -47,6 +47,11 @@ export type { DeviceProperties, DispatchTiming, InfoWords, ManagedResource } fro
 export type { StreamId } from "./src/ids.ts";
 export type { KernelSummary } from "./src/profile/trace.ts";
 
+// Autotune (the tuner, its stores and measurers: "@denogpu/runtime/tune").
+export { anchor } from "./src/tune/anchor.ts";
+export { defineTunableSet, TunableSet } from "./src/tune/tunable_set.ts";
+export { AutotuneError } from "./src/errors/tune_errors.ts";
+
 // Memory.
 export type {
   MemoryAllocationMode,

@@ -38,6 +38,7 @@ export type {
   HardwareProperties,
   KernelArguments,
   LaunchMode,
+  MemoryKind,
   ProfileDuration,
   ProfileTicks,
   ReduceOperation,

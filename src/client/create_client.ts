@@ -35,6 +35,7 @@ const KNOWN_OPTIONS: Readonly<Record<keyof ClientOptions, true>> = {
   logger: true,
   timing: true,
   openPassAhead: true,
+  tuneCache: true,
   stream: true,
   deviceIndex: true,
 };

@@ -35,6 +35,7 @@ import type {
   KernelArguments,
   LaunchMode,
   ManagedResource,
+  MemoryKind,
   ProfileDuration,
   ReduceOperation,
 } from "./types.ts";
@@ -171,9 +172,11 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
    * @param memory A fresh, uninitialised descriptor.
    * @param size Bytes to reserve.
    * @param stream The stream whose pools serve it.
+   * @param kind `count` for an indirect workgroup count (at most 12 bytes), from
+   * pages that hold counts only; `storage` (the default) from the pools, by size.
    * @throws {IoError} `buffer-too-big`, `pool-capacity-exceeded`.
    */
-  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void;
+  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId, kind?: MemoryKind): void;
   /**
    * The server's logger.
    *

@@ -47,6 +47,8 @@ export interface MemoryReport {
   dynamic: MemoryPoolReport[];
   /** The persistent pool (weights and graph working sets). */
   persistent: MemoryPoolReport;
+  /** The pool of indirect counts made with `createCount`/`emptyCount` (pages that hold counts only). */
+  counts: MemoryPoolReport;
 }
 
 /** One pool of a custom layout. Sizes are in bytes and are rounded up to the device alignment. */

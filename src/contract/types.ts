@@ -247,5 +247,13 @@ export interface DispatchTiming {
   readonly end: number;
 }
 
+/**
+ * What memory is for, at `initializeMemory`: `storage` (the pools, by size) or
+ * `count`, an indirect workgroup count of three u32 from a pool whose pages
+ * hold counts only, so no launch's storage binding ever shares its buffer and
+ * an indirect dispatch reads it in place.
+ */
+export type MemoryKind = "storage" | "count";
+
 /** Info words accepted by a launch: any 32-bit typed array. */
 export type InfoWords = Uint32Array | Int32Array | Float32Array;

@@ -273,7 +273,7 @@ export class MemoryManager {
   }
 
   /** Per-pool report in routing order, then the persistent pool. */
-  report(): MemoryReport {
+  report(): Omit<MemoryReport, "counts"> {
     return { dynamic: this.#pools.map((p) => p.report()), persistent: this.#persistent.report() };
   }
 

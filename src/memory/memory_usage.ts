@@ -81,10 +81,8 @@ function formatShape(shape: PoolShape): string {
 export function formatMemoryReport(report: MemoryReport): string {
   const rows = [
     ...report.dynamic.map((r, i) => [String(i), r] as const),
-    [
-      "P",
-      report.persistent,
-    ] as const,
+    ["P", report.persistent] as const,
+    ...(report.counts === undefined ? [] : [["C", report.counts] as const]),
   ];
   const lines = rows.map(([idx, r]) =>
     `  ${idx.padStart(2)} ${formatShape(r.kind).padEnd(44)} pages ${String(r.pages).padStart(3)} (peak ${r.pagesPeak}${

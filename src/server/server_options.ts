@@ -6,6 +6,7 @@
 
 import type { LoggerOptions } from "../logger.ts";
 import type { DeviceOptions } from "./device.ts";
+import type { TuneCacheOption } from "../tune/create_tune_store.ts";
 import type { MemoryConfiguration, PersistentMemoryPolicy } from "../contract/memory_types.ts";
 
 /** Options of a server. */
@@ -39,6 +40,14 @@ export interface ServerOptions extends DeviceOptions {
    * @default true on hardware adapters, false on fallback (software) ones
    */
   openPassAhead?: boolean;
+  /**
+   * Where autotune decisions persist: `"local-storage"` (Deno's
+   * `localStorage`, shared by `deno run`, `deno test` and `deno bench` of one
+   * project; no permission), `"memory"` (nothing persists), a JSON file path
+   * or `file:` URL (read and write permission for it), or a store.
+   * @default "local-storage"
+   */
+  tuneCache?: TuneCacheOption;
 }
 
 /** Default dispatches per submit (see `bench/RESULTS.md` for the measurement behind it). */

@@ -16,6 +16,9 @@ import { PipelineCache } from "../kernel/pipeline_cache.ts";
 import { ServerLogger } from "../logger.ts";
 import { HostStagingPool } from "../memory/host_staging.ts";
 import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
+import { Tuner } from "../tune/tuner.ts";
+import { createTuneStore } from "../tune/create_tune_store.ts";
+import { tuneDeviceKey } from "../tune/device_key.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
 import { DeviceContext } from "../stream/device_context.ts";
 import type { ServerUtilities } from "../contract/compute_server.ts";
@@ -59,6 +62,8 @@ export interface ServerSetup {
   readonly drains: DrainingCalls;
   /** The captured graphs. */
   readonly graphs: GraphRegistry;
+  /** The device's autotuner: decisions per device, persisted in the `tuneCache` store. */
+  readonly tuner: Tuner;
 }
 
 /**
@@ -131,6 +136,18 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
     memory: new ServerMemory({ server, logger, slots, memory: props.memory, hostStaging }),
     drains: new DrainingCalls({ server, ctx, graphs, slots }),
     graphs,
+    tuner: new Tuner({
+      store: createTuneStore(options.tuneCache),
+      device: tuneDeviceKey({
+        ...props.identity,
+        limits: props.limits,
+        features: props.features.all,
+        runtime: `deno ${Deno.version.deno}`,
+      }),
+      log: (level, message) => {
+        if (logger.autotune || level === "warn") logger.log("autotune", message);
+      },
+    }),
   };
 }
 

@@ -18,6 +18,7 @@ import { ExclusiveLock } from "../_util/exclusive_lock.ts";
 import type { ComputeServer, ServerUtilities } from "../contract/compute_server.ts";
 import { acquireDevice } from "./device.ts";
 import { LaunchPath } from "./launch_path.ts";
+import type { Tuner } from "../tune/tuner.ts";
 import type { ServerOptions } from "./server_options.ts";
 import { type ServerSetup, setUpServer } from "./server_setup.ts";
 import { watchDevice } from "./device_watch.ts";
@@ -32,6 +33,7 @@ import type {
   KernelArguments,
   LaunchMode,
   ManagedResource,
+  MemoryKind,
   ProfileDuration,
 } from "../contract/types.ts";
 import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
@@ -175,6 +177,16 @@ export class WebGpuServer implements ComputeServer {
     this.#path.dryRun = Math.max(0, this.#path.dryRun + delta);
   }
 
+  /** The device's autotuner: decisions per device, kept in the `tuneCache` store (see `ComputeClient.autotune`). */
+  get tuner(): Tuner {
+    return this.#parts.tuner;
+  }
+
+  /** @ignore The launch path `launchRaw` runs (the client calls it directly). */
+  get launchPath(): LaunchPath {
+    return this.#path;
+  }
+
   /** @ignore Host staging memory lent by `staging()`. */
   get hostStaging(): ServerSetup["hostStaging"] {
     return this.#parts.hostStaging;
@@ -206,8 +218,8 @@ export class WebGpuServer implements ComputeServer {
     return "downstream";
   }
 
-  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void {
-    this.#parts.memory.initialize(memory, size, stream, this.#path.dryRun > 0);
+  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId, kind: MemoryKind = "storage"): void {
+    this.#parts.memory.initialize(memory, size, stream, this.#path.dryRun > 0, kind);
   }
 
   read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]> {
@@ -343,25 +355,12 @@ export class WebGpuServer implements ComputeServer {
     this.#parts.memory.installPools(config, stream);
   }
 
-  commInit(devices: readonly DeviceId[]): void {
-    this.#comm.commInit(devices);
-  }
-
-  allReduce(...args: Parameters<ComputeServer["allReduce"]>): Promise<void> {
-    return this.#comm.allReduce(...args);
-  }
-
-  send(...args: Parameters<ComputeServer["send"]>): Promise<void> {
-    return this.#comm.send(...args);
-  }
-
-  recv(...args: Parameters<ComputeServer["recv"]>): Promise<void> {
-    return this.#comm.recv(...args);
-  }
-
-  syncCollective(stream: StreamId): Promise<void> {
-    return this.#comm.syncCollective(stream);
-  }
+  // ServerCommunication: the device's identity and collectives live in `ServerCollectives`.
+  commInit: ComputeServer["commInit"] = (devices) => this.#comm.commInit(devices);
+  allReduce: ComputeServer["allReduce"] = (...args) => this.#comm.allReduce(...args);
+  send: ComputeServer["send"] = (...args) => this.#comm.send(...args);
+  recv: ComputeServer["recv"] = (...args) => this.#comm.recv(...args);
+  syncCollective: ComputeServer["syncCollective"] = (stream) => this.#comm.syncCollective(stream);
 
   #lose(error: DeviceLostError): void {
     this.#path.closed ??= error;

@@ -44,6 +44,8 @@ export interface StreamCopier {
 
 /** What the indirect count sources need of their stream. */
 export interface IndirectHost extends PageUser, StreamCopier {
+  /** Slot index. */
+  readonly slot: number;
   /** Label prefix of its GPU objects. */
   readonly label: string;
 }

@@ -23,6 +23,7 @@
 import { GraphStateError, type ServerError } from "../errors.ts";
 import type { ManagedMemory, Page, Slice } from "../contract/managed_memory.ts";
 import type { MemoryManager } from "../memory/memory_manager.ts";
+import type { CountPool } from "../memory/count_pool.ts";
 import type { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
 import type { GraphRecorder } from "../graph/graph.ts";
@@ -50,6 +51,8 @@ export class Stream implements QueueHost {
   readonly label: string;
   /** Main memory (storage buffers). */
   readonly memory: MemoryManager;
+  /** Indirect counts made with `createCount`/`emptyCount`: pages apart from every storage binding. */
+  readonly counts: CountPool;
   /** Storage behind `memory`. */
   readonly storage: WebGpuStorage;
   /** Read staging buffers. */
@@ -98,6 +101,7 @@ export class Stream implements QueueHost {
     slot: number;
     ctx: DeviceContext;
     memory: MemoryManager;
+    counts: CountPool;
     storage: WebGpuStorage;
     resolveOwner: OwnerResolver;
   }) {
@@ -105,6 +109,7 @@ export class Stream implements QueueHost {
     this.label = `stream ${parts.slot}`;
     this.#ctx = parts.ctx;
     this.memory = parts.memory;
+    this.counts = parts.counts;
     this.storage = parts.storage;
     this.resolveOwner = parts.resolveOwner;
     const s = parts.ctx.settings;

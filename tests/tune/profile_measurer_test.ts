@@ -8,7 +8,8 @@
 
 import assert from "node:assert/strict";
 import { CompilationError, type ComputeClient, createClient, defineKernel } from "../../mod.ts";
-import { defineTunableSet, profileMeasurer, type ProfilingClient, Tuner } from "../../src/tune/mod.ts";
+import { defineTunableSet } from "../../mod.ts";
+import { profileMeasurer, type ProfilingClient, Tuner } from "../../tune.ts";
 import { defineLoopKernel, launchWithinBudget } from "../_loop_budget.ts";
 
 /** Spins `iterations` (info word 0) times per invocation. */
