@@ -59,7 +59,9 @@ export class CollectiveClient extends MemoryClient {
    * slot `n`. The source is read as the work queued before the call left it;
    * `dst` holds the result once the returned promise resolves (work issued
    * after that, or after `syncCollective()`, sees it). Until then, leave
-   * `dst` alone.
+   * `dst` alone. Like a `read`, reading the source raises the errors queued
+   * on the stream before the call: the collective then fails with
+   * `device-error`, their `ServerUnhealthyError` as its cause.
    *
    * @param src The memory reduced.
    * @param dst Where the result goes, as long as `src` (may be `src`).

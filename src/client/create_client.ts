@@ -17,8 +17,10 @@ export interface ClientOptions extends ServerOptions {
   /**
    * The logical device: the first request for an index opens its device (a
    * `GPUDevice` of the adapter Deno offers) with the request's options; later
-   * requests get a client of the same server and may not change them. When
-   * omitted (and no `device` is given), a fresh device at the lowest free index.
+   * requests get a client of the same server and may not change them.
+   * Destroying any of its clients (or `closeDevices`) closes the device for
+   * all of them. When omitted (and no `device` is given), a fresh device at
+   * the lowest free index.
    */
   deviceIndex?: number;
 }

@@ -61,6 +61,23 @@ export function reduceKernel(dtype: DeviceReduceDtype, op: ReduceOperation): Ker
 }
 
 /**
+ * The snapshot kernel: `out[i] = a[i]` over 32-bit words (bindings `a`,
+ * `out`, then the info word `[count]`): the source of a device reduction as
+ * the work queued before the call left it.
+ */
+export const SNAPSHOT_KERNEL: Kernel = defineKernel({
+  name: "denogpu all-reduce snapshot",
+  wgsl: `
+@group(0) @binding(0) var<storage, read_write> a: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+@group(0) @binding(2) var<storage, read> info: array<u32, 1>;
+@compute @workgroup_size(${REDUCE_WORKGROUP}) fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) n: vec3u) {
+  let i = g.x + g.y * n.x * ${REDUCE_WORKGROUP}u;
+  if (i < info[0]) { out[i] = a[i]; }
+}`,
+});
+
+/**
  * Workgroups `[x, y]` covering `count` elements within `maxPerDimension` per axis.
  *
  * @param count Elements.

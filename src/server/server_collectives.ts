@@ -20,56 +20,31 @@
  * @module
  */
 
-import { ManagedMemory } from "../contract/managed_memory.ts";
-import type { Kernel } from "../contract/kernel.ts";
 import { checkBinding, checkDescriptor, isContiguous } from "../contract/descriptors.ts";
 import type {
   BufferBinding,
   CollectiveOptions,
   CopyDescriptor,
-  CubeCount,
   DeviceId,
-  DeviceProperties,
   ElemType,
-  KernelArguments,
-  LaunchMode,
   ReduceOperation,
 } from "../contract/types.ts";
 import { checkStreamId, type StreamId } from "../ids.ts";
 import { DTYPE_SIZE, type JoinRequest } from "../collective/collective_parts.ts";
 import { directory } from "../collective/device_directory.ts";
 import { adapterKind, checkDeviceId, deviceName, type LogicalDevice, toDeviceId } from "../collective/device_ids.ts";
-import { type DeviceReduceDtype, reduceGrid, reduceKernel } from "../collective/reduce_kernels.ts";
+import type { DeviceReduceDtype } from "../collective/reduce_kernels.ts";
+import { type CollectiveHost, reduceOnDevice, snapshotOnDevice, whole } from "./device_reduce.ts";
 import { CollectiveOps } from "./collective_ops.ts";
 
 /** Milliseconds a collective waits for its peers unless told otherwise. */
 export const DEFAULT_COLLECTIVE_TIMEOUT_MS = 30_000;
-
-/** What the collectives need of their server. */
-export interface CollectiveHost {
-  /** Device properties. */
-  readonly properties: DeviceProperties;
-  /** Throws once the device is gone. */
-  checkAlive(): void;
-  /** The server's read path. */
-  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]>;
-  /** The server's write path. */
-  write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void;
-  /** Binds fresh memory. */
-  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void;
-  /** Queues a launch. */
-  launch(kernel: Kernel, count: CubeCount, args: KernelArguments, mode: LaunchMode, stream: StreamId): void;
-}
 
 const DTYPES: readonly ElemType[] = ["f32", "i32", "u32", "f16"];
 const OPS: readonly ReduceOperation[] = ["sum", "mean", "max", "min"];
 
 function bytesOf(b: BufferBinding): number {
   return b.size - b.offsetStart - b.offsetEnd;
-}
-
-function whole(binding: BufferBinding, bytes: number): CopyDescriptor {
-  return { binding, shape: [bytes], strides: [1], elemSize: 1 };
 }
 
 /** The collectives of one server. */
@@ -159,23 +134,35 @@ export class ServerCollectives {
       site: { reduceOn, bytes, dtype },
       timeoutMs,
       signal,
-      begin: (site) => ({
-        kind: "all-reduce",
-        dtype,
-        op,
-        site,
-        source: site === "device" && rank === 0
-          ? null
-          : tracked.read(() => host.read([whole(src, bytes)], stream)).then((out) => out[0]!),
-        deliver: (result) => tracked.write(() => host.write([[whole(dst, bytes), result]], stream)),
-        reduceHere: async (others) => {
-          await tracked.gates();
-          this.#reduceOnDevice(src, dst, bytes, dtype as DeviceReduceDtype, op, n, others, stream);
-          return (await host.read([whole(dst, bytes)], stream))[0]!;
-        },
-      }),
+      begin: (site) => {
+        if (site === "device" && rank === 0) {
+          // The root reduces on its device: its source is snapshot there now, in stream order.
+          snapshot = tracked.read(() => Promise.resolve(snapshotOnDevice(host, src, bytes, stream)));
+        }
+        return {
+          kind: "all-reduce",
+          dtype,
+          op,
+          site,
+          source: snapshot !== null
+            ? null
+            : tracked.read(() => host.read([whole(src, bytes)], stream)).then((out) => out[0]!),
+          deliver: (result) => tracked.write(() => host.write([[whole(dst, bytes), result]], stream)),
+          reduceHere: async (others) => {
+            const first = await snapshot!;
+            await tracked.gates();
+            const reduce = { dtype: dtype as DeviceReduceDtype, op, participants: n };
+            reduceOnDevice(host, first, dst, reduce, others, stream);
+            return (await host.read([whole(dst, bytes)], stream))[0]!;
+          },
+        };
+      },
     };
-    return this.#ops.track(tracked, group.joinAllReduce(rank, request));
+    let snapshot: Promise<BufferBinding> | null = null;
+    const outcome = this.#ops.track(tracked, group.joinAllReduce(rank, request));
+    // The snapshot is read by the reduction's first step (queued by then) or never: drop it once settled.
+    outcome.catch(() => {}).finally(() => snapshot?.then((b) => b.memory.drop(), () => {}));
+    return outcome;
   }
 
   /** See `ServerCommunication.send`. */
@@ -257,44 +244,6 @@ export class ServerCollectives {
       return Promise.reject(e);
     }
     return this.#ops.drain();
-  }
-
-  /** Queues the device reduction of rank 0: `dst = src ⊕ others[0] ⊕ ...`, through one scratch buffer. */
-  #reduceOnDevice(
-    src: BufferBinding,
-    dst: BufferBinding,
-    bytes: number,
-    dtype: DeviceReduceDtype,
-    op: ReduceOperation,
-    participants: number,
-    others: readonly Uint8Array[],
-    stream: StreamId,
-  ): void {
-    const host = this.#host;
-    const count = bytes / DTYPE_SIZE[dtype];
-    const scratchMemory = new ManagedMemory(1, 1);
-    host.initializeMemory(scratchMemory, bytes, stream);
-    const scratch: BufferBinding = { memory: scratchMemory, offsetStart: 0, offsetEnd: 0, stream, size: bytes };
-    const kernel = reduceKernel(dtype, op);
-    const [x, y] = reduceGrid(count, host.properties.hardware.maxCubeCount[0]);
-    try {
-      others.forEach((data, k) => {
-        host.write([[whole(scratch, bytes), data]], stream); // ordered after the previous step read the scratch
-        const divisor = op === "mean" && k === others.length - 1 ? participants : 1;
-        host.launch(
-          kernel,
-          { kind: "static", x, y, z: 1 },
-          {
-            buffers: [k === 0 ? src : dst, scratch, dst],
-            info: new Uint32Array([count, divisor]),
-          },
-          "execute",
-          stream,
-        );
-      });
-    } finally {
-      scratchMemory.drop(); // reused only by work queued after these steps
-    }
   }
 
   #checkMemory(b: BufferBinding, where: string): number {

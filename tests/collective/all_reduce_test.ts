@@ -127,23 +127,25 @@ const addOne = defineKernel({
 }`,
 });
 
-Deno.test("an all-reduce reads its source as the launches queued before the call left it, not those queued after", async () => {
-  const clients = await openDevices(2);
-  try {
-    const src = clients.map((c) => c.create(new Uint32Array(64).fill(10)));
-    const dst = clients.map((c) => c.empty(256));
-    for (const c of clients) c.launch(addOne, [1], [src[clients.indexOf(c)]!]); // 11 before the call
-    const done = clients.map((c, i) => c.allReduce(src[i]!, dst[i]!, { dtype: "u32", devices: [0, 1] }));
-    for (const c of clients) c.launch(addOne, [1], [src[clients.indexOf(c)]!]); // 12 after it
-    await Promise.all(done);
-    for (const [i, c] of clients.entries()) {
-      assert.deepEqual([...await c.read(dst[i]!, Uint32Array)], new Array(64).fill(22));
-      assert.deepEqual([...await c.read(src[i]!, Uint32Array)], new Array(64).fill(12));
+for (const reduceOn of ["host", "device"] as const) {
+  Deno.test(`an all-reduce on the ${reduceOn} reads its sources as the launches queued before the call left them`, async () => {
+    const clients = await openDevices(2);
+    try {
+      const src = clients.map((c) => c.create(new Uint32Array(64).fill(10)));
+      const dst = clients.map((c) => c.empty(256));
+      clients.forEach((c, i) => c.launch(addOne, [1], [src[i]!])); // 11 before the call
+      const done = clients.map((c, i) => c.allReduce(src[i]!, dst[i]!, { dtype: "u32", devices: [0, 1], reduceOn }));
+      clients.forEach((c, i) => c.launch(addOne, [1], [src[i]!])); // 12 after it
+      await Promise.all(done);
+      for (const [i, c] of clients.entries()) {
+        assert.deepEqual([...await c.read(dst[i]!, Uint32Array)], new Array(64).fill(22));
+        assert.deepEqual([...await c.read(src[i]!, Uint32Array)], new Array(64).fill(12));
+      }
+    } finally {
+      await closeDevices();
     }
-  } finally {
-    await closeDevices();
-  }
-});
+  });
+}
 
 Deno.test("the device reduction kernel covers every element when its workgroups span several rows", async () => {
   await using client = await createClient();

@@ -8,7 +8,15 @@
  */
 
 import assert from "node:assert/strict";
-import { closeDevices, CollectiveError, type ComputeClient, createClient, type Handle } from "../../mod.ts";
+import {
+  closeDevices,
+  CollectiveError,
+  type ComputeClient,
+  createClient,
+  defineKernel,
+  type Handle,
+  ServerUnhealthyError,
+} from "../../mod.ts";
 
 async function openDevices(n: number): Promise<ComputeClient[]> {
   const out: ComputeClient[] = [];
@@ -185,6 +193,29 @@ Deno.test("a device lost while the collective reads its source fails it on every
     const pair = survivors.map((c) => c.create(new Uint32Array([c.deviceId.index])));
     await Promise.all(survivors.map((c, i) => c.allReduce(pair[i]!, pair[i]!, { dtype: "u32", devices: [0, 2] })));
     for (const [i, c] of survivors.entries()) assert.deepEqual([...await c.read(pair[i]!, Uint32Array)], [2]);
+  } finally {
+    await closeDevices();
+  }
+});
+
+Deno.test("errors queued on a stream before a collective fail it as device-error on every participant, as a read would raise them", async () => {
+  const clients = await openDevices(2);
+  try {
+    const broken = defineKernel({
+      name: "broken",
+      wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(1) fn main() { x[0] = undefined_name; }`,
+    });
+    const hs = clients.map((c) => c.create(new Uint32Array([5])));
+    clients[0]!.launch(broken, [1], [hs[0]!]);
+    const all = clients.map((c, i) => c.allReduce(hs[i]!, hs[i]!, { dtype: "u32", devices: [0, 1] }));
+    const kind = clients[0]!.deviceId.kind;
+    const e = await rejectsWith(all[0]!, "device-error", `${kind}:0`);
+    assert.ok(e.cause instanceof ServerUnhealthyError);
+    await rejectsWith(all[1]!, "device-error", `${kind}:0`);
+    await clients[0]!.sync(); // the errors were raised once, by the collective
+    assert.deepEqual([...await clients[1]!.read(hs[1]!, Uint32Array)], [5]);
+    await stillUsable(clients);
   } finally {
     await closeDevices();
   }
