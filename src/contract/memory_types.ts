@@ -109,13 +109,16 @@ export type PoolConfig =
 /**
  * A memory layout: a preset or an explicit, ordered pool list.
  *
- * - `"subslices"` (the default): a zero-byte pool, a ladder of sliced pools,
- *   and an exclusive tail for the largest allocations.
+ * - `"compact"` (the default): a zero-byte pool, sliced pools with fixed
+ *   pages of 1, 2 and 16 MiB (best fit; pages that stay free are given back),
+ *   and an exclusive tail with size classes up to the largest page.
+ * - `"subslices"`: CubeCL's native ladder, with page sizes derived from
+ *   `maxStorageBufferBindingSize`, and an exclusive tail.
  * - `"exclusive-pages"`: 24 exclusive buckets from 32 KiB to the largest page.
  * - `{ pools }`: your own pools, in routing order (the first pool that
  *   accepts a size serves it).
  */
-export type MemoryConfiguration = "subslices" | "exclusive-pages" | { pools: PoolConfig[] };
+export type MemoryConfiguration = "compact" | "subslices" | "exclusive-pages" | { pools: PoolConfig[] };
 
 /**
  * How persistent allocation mode is honoured (CubeCL's `persistent_memory`):

@@ -17,7 +17,7 @@ export interface ServerOptions extends DeviceOptions {
   tasksMax?: number;
   /** Number of stream slots; stream `id` uses slot `id % maxStreams`. @default 128 */
   maxStreams?: number;
-  /** Pool layout of the main memory of every stream. @default "subslices" */
+  /** Pool layout of the main memory of every stream. @default "compact" */
   memory?: MemoryConfiguration;
   /** How persistent allocation mode is honoured. @default "enabled" */
   persistentMemory?: PersistentMemoryPolicy;

@@ -89,7 +89,7 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
   }
   oneOf("timing", options.timing, TIMINGS);
   oneOf("persistentMemory", options.persistentMemory, PERSISTENT_POLICIES);
-  const pools = resolveMemoryConfiguration(options.memory ?? "subslices", props.memory);
+  const pools = resolveMemoryConfiguration(options.memory ?? "compact", props.memory);
   const persistentMemory = options.persistentMemory ?? "enabled";
   const logger = options.logger !== undefined ? new ServerLogger(options.logger) : ServerLogger.fromEnv();
   const deviceTiming = props.features.timestampQuery && options.timing !== "system";

@@ -98,9 +98,17 @@ export const AVOIDABLE: Readonly<Record<string, string>> = {
 /** Client options a run picks from its seed: batching, stream slots and memory layouts all vary. */
 export function chooseConfig(pick: <T>(items: readonly T[]) => T): ClientOptions {
   const memory: MemoryConfiguration[] = [
-    "subslices",
+    "compact",
     "subslices",
     "exclusive-pages",
+    // Small best-fit pages given back after 10 idle reservations: the free-slice index and the sweep work hard.
+    {
+      pools: [
+        { kind: "exclusive", maxAllocSize: 0 },
+        { kind: "sliced", pageSize: 2048, maxSliceSize: 1024, fit: "best", deallocPeriod: 10 },
+        { kind: "exclusive", maxAllocSize: 1 << 20, deallocPeriod: 10, sizeClasses: 4 },
+      ],
+    },
     // Small pages: many pages, so cleanups destroy buffers often.
     {
       pools: [
