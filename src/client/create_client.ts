@@ -27,6 +27,7 @@ const KNOWN_OPTIONS: Readonly<Record<keyof ClientOptions, true>> = {
   logger: true,
   timing: true,
   openPassAhead: true,
+  fastReads: true,
   stream: true,
 };
 

@@ -69,7 +69,7 @@ export interface ServerSetup {
  * @returns The device context, utilities, stream slots, launch logging flag
  * and the server's helpers.
  * @throws {RangeError} When `tasksMax` or `maxStreams` is not a positive integer.
- * @throws {TypeError} When `openPassAhead` is not a boolean, or `timing`,
+ * @throws {TypeError} When `openPassAhead` or `fastReads` is not a boolean, or `timing`,
  * `persistentMemory` or a `logger` level or sink is not one of its values.
  * @throws {PoolConfigError} When the `memory` layout is invalid for the device.
  */
@@ -83,6 +83,9 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
   const openPassAhead = options.openPassAhead ?? !props.identity.isFallbackAdapter;
   if (typeof openPassAhead !== "boolean") {
     throw new TypeError(`createClient: openPassAhead must be a boolean, got ${String(openPassAhead)}`);
+  }
+  if (options.fastReads !== undefined && typeof options.fastReads !== "boolean") {
+    throw new TypeError(`createClient: fastReads must be a boolean, got ${String(options.fastReads)}`);
   }
   if (!Number.isSafeInteger(maxStreams) || maxStreams < 1) {
     throw new RangeError(`createClient: maxStreams must be a positive integer, got ${maxStreams}`);

@@ -116,13 +116,26 @@ export class WebGpuServer implements ComputeServer {
    */
   static async create(options: ServerOptions = {}): Promise<WebGpuServer> {
     const acquired = await acquireDevice(options);
+    let server: WebGpuServer;
     try {
-      return new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options);
+      server = new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options);
     } catch (e) {
       // Refused options: a device the runtime requested would otherwise stay alive, unreachable.
       if (acquired.owned) acquired.device.destroy();
       throw e;
     }
+    await server.#ctx.fastReads.start(acquired.device, options.fastReads); // guarded: off, with a warning, when unverified
+    return server;
+  }
+
+  /** True while reads, syncs and profile read-backs map early (the `fastReads` option, verified at start). */
+  get fastReads(): boolean {
+    return this.#ctx.fastReads.active;
+  }
+
+  /** Why fast reads are off, or what verified them when on. */
+  get fastReadsReason(): string {
+    return this.#ctx.fastReads.reason;
   }
 
   /** Device properties. */

@@ -24,12 +24,17 @@
 import { alignUp } from "../_util/align.ts";
 import { type DeviceLostError, ServerUnhealthyError } from "../errors.ts";
 import type { ManagedMemory, Slice } from "../contract/managed_memory.ts";
-import type { ReadbackBuffer } from "../memory/readback_pool.ts";
+import { macrotask, type ReadbackBuffer } from "../memory/readback_pool.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { ReaderHost } from "./_stream_parts.ts";
 
-/** Smallest staging buffer a batch takes, so that the small reads of a tick share it. */
+/**
+ * Smallest staging buffer a batch takes, so that the small reads of a tick
+ * share it; smaller with fast reads, whose buffers each cool for ~10 ms after
+ * use and so are many.
+ */
 const SEGMENT_MIN = 64 * 1024;
+const SEGMENT_MIN_EARLY = 4 * 1024;
 
 /** A staging buffer of a batch and the bytes its reads use (from 0). */
 interface Segment {
@@ -107,7 +112,7 @@ export class StreamReader {
       let seg = batch.segments.at(-1);
       if (seg === undefined || seg.used + bytes > seg.lent.size) {
         // Room for the rest of this read, and for later reads of the tick as the batch grows (at most twice its bytes).
-        const room = Math.min(max, Math.max(SEGMENT_MIN, remaining, 2 * batch.bytes));
+        const room = Math.min(max, Math.max(early ? SEGMENT_MIN_EARLY : SEGMENT_MIN, remaining, 2 * batch.bytes));
         seg = { lent: this.#stream.staging.acquire(room, early), used: 0 };
         batch.segments.push(seg);
       }
@@ -197,6 +202,8 @@ export class StreamReader {
         stream.staging.release(s.lent);
       }
       segments.length = 0;
+      // Fast reads awaited in a loop never let the event loop turn, so leftover maps could not settle: let it.
+      if (ctx.fastReads.active && stream.staging.overdue()) await macrotask();
       requests.forEach((r, i) => out === null ? r.reject(failure) : r.resolve(out[i]!));
     } catch (cause) {
       // The device went away, or the client was destroyed, part way: every read still
@@ -204,17 +211,23 @@ export class StreamReader {
       const error = this.#lost(what, cause);
       for (const r of requests) r.reject(error);
       // After a loss `unmap()` throws; `destroy()` unmaps and frees in every state.
-      for (const s of segments) s.lent.destroy();
+      for (const s of segments) stream.staging.discard(s.lent);
     }
   }
 
-  /** Maps every segment over its used bytes: early where allowed, else with one shared wait. */
+  /**
+   * Maps every segment over its used bytes: early where allowed, else with
+   * one shared wait. With fast reads, the staging buffers wanted meanwhile
+   * start priming once the maps are requested (the device is idle then, so
+   * their own maps' polls cost nothing).
+   */
   async #map(segments: readonly Segment[], early: boolean): Promise<void> {
     const waits: Promise<void>[] = [];
     for (const s of segments) {
       const w = s.lent.map(s.used, early);
       if (w !== null) waits.push(w);
     }
+    if (early) this.#stream.staging.primeWanted();
     if (waits.length > 0) await Promise.all(waits);
   }
 }

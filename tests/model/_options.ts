@@ -7,6 +7,7 @@
 
 import type { ClientOptions } from "../../mod.ts";
 import type { MemoryConfiguration, PersistentMemoryPolicy } from "../../mod.ts";
+import { TEST_FAST_READS } from "../_gpu.ts";
 
 /** Options of one model run. */
 export interface ModelOptions {
@@ -120,6 +121,7 @@ export function chooseConfig(pick: <T>(items: readonly T[]) => T): ClientOptions
     { pools: [{ kind: "direct", reclaimAt: 4096 }] },
   ];
   return {
+    ...(TEST_FAST_READS ? { fastReads: true } : {}),
     tasksMax: pick([512, 512, 64, 8, 3, 2, 1]),
     maxStreams: pick([128, 128, 2]),
     memory: pick(memory),
