@@ -22,6 +22,7 @@ console.log(
     `staging buffers created ${soak.stagingCreated.warm} by warm-up (10%), ${soak.stagingCreated.end} at the end, ` +
     `idle at most ${(soak.stagingHeldMax / MiB).toFixed(1)} MiB after warm-up; heap ${
       (soak.heap.warm / MiB).toFixed(1)
-    } → ${(soak.heap.end / MiB).toFixed(1)} MiB${(globalThis as { gc?: unknown }).gc ? " (after gc())" : ""}`,
+    } → ${(soak.heap.end / MiB).toFixed(1)} MiB${(globalThis as { gc?: unknown }).gc ? " (after gc())" : ""}, ` +
+    `${client.server.bindGroupsCreated} bind groups created (the cache keeps up to 16,384)`,
 );
 if (soak.wrong > 0) Deno.exit(1);
