@@ -38,6 +38,7 @@ const KNOWN_OPTIONS: Readonly<Record<keyof ClientOptions, true>> = {
   timing: true,
   openPassAhead: true,
   tuneCache: true,
+  fastReads: true,
   stream: true,
   deviceIndex: true,
 };

@@ -73,6 +73,17 @@ export class MemoryClient {
   }
 
   /**
+   * True while fast reads are on: asked for with `createClient({ fastReads:
+   * true })`, on a Deno where they were verified, with the start-up self-test
+   * passed, and no early read failed since. When false, reads and syncs take
+   * the spec path (each waits Deno's fixed 10 ms); `server.fastReadsReason`
+   * says why.
+   */
+  get fastReads(): boolean {
+    return this.server.fastReads;
+  }
+
+  /**
    * Allocates `size` bytes (0 is allowed). Contents are unspecified: a reused
    * slice keeps stale bytes.
    *

@@ -62,6 +62,8 @@ function buildPools(storage: ComputeStorage, pools: PoolConfig[], label: string)
           pageSize: p.pageSize,
           maxSliceSize: p.maxSliceSize ?? p.pageSize,
           ...(p.maxPoolSize === undefined ? {} : { maxPoolSize: p.maxPoolSize }),
+          ...(p.fit === undefined ? {} : { fit: p.fit }),
+          ...(p.deallocPeriod === undefined ? {} : { deallocPeriod: p.deallocPeriod }),
         }, l);
       case "exclusive":
         return new ExclusivePool(storage, p, l);

@@ -67,7 +67,10 @@ export function createStream(parts: StreamParts): Stream {
   const counts = new CountPool(storage, label);
   stream = new Stream({ slot, ctx, memory, counts, storage, resolveOwner: parts.resolveOwner });
   if (parts.deviceTiming) {
-    stream.profiler = new TimestampProfiler(ctx.device, slot, label, parts.timestampOrigin);
+    stream.profiler = new TimestampProfiler(ctx.device, slot, label, parts.timestampOrigin, {
+      pool: stream.staging,
+      fastReads: ctx.fastReads,
+    });
     if (ctx.logger.profiling !== "disabled" && ctx.logger.profiling !== "minimal") {
       stream.profiler.logTo((t) => ctx.logger.registerProfiled(t.name, t.end - t.start));
       stream.timestamping = true;

@@ -17,7 +17,7 @@ import type { CapturedGraph } from "../graph/graph.ts";
 import { ExclusiveLock } from "../_util/exclusive_lock.ts";
 import type { ComputeServer, ServerUtilities } from "../contract/compute_server.ts";
 import { acquireDevice } from "./device.ts";
-import { LaunchPath } from "./launch_path.ts";
+import type { LaunchPath } from "./launch_path.ts";
 import type { Tuner } from "../tune/tuner.ts";
 import type { ServerOptions } from "./server_options.ts";
 import { type ServerSetup, setUpServer } from "./server_setup.ts";
@@ -90,20 +90,7 @@ export class WebGpuServer implements ComputeServer {
     const parts = this.#parts = setUpServer({ server: this, device, properties: props, options });
     this.#ctx = parts.ctx;
     this.#streams = parts.slots.streams;
-    const limits = {
-      owner: this,
-      maxCount: props.hardware.maxCubeCount[0],
-      maxBinding: props.memory.maxPageSize,
-      storageAlign: props.limits.minStorageBufferOffsetAlignment ?? 256,
-    };
-    const streamOf = (id: StreamId) => this.stream(id);
-    this.#path = new LaunchPath({
-      ctx: parts.ctx,
-      streams: this.#streams,
-      streamOf,
-      limits,
-      logLaunch: parts.logLaunch,
-    });
+    this.#path = parts.path;
     this.#unwatch = watchDevice(device, {
       // Queued on the stream that acted last (WebGPU does not say whose error it was).
       onError: (error) => {
@@ -128,13 +115,26 @@ export class WebGpuServer implements ComputeServer {
    */
   static async create(options: ServerOptions = {}, index?: number): Promise<WebGpuServer> {
     const acquired = await acquireDevice(options);
+    let server: WebGpuServer;
     try {
-      return new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options, index);
+      server = new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options, index);
     } catch (e) {
       // Refused options: a device the runtime requested would otherwise stay alive, unreachable.
       if (acquired.owned) acquired.device.destroy();
       throw e;
     }
+    await server.#ctx.fastReads.start(acquired.device, options.fastReads); // guarded: off, with a warning, when unverified
+    return server;
+  }
+
+  /** True while reads, syncs and profile read-backs map early (the `fastReads` option, verified at start). */
+  get fastReads(): boolean {
+    return this.#ctx.fastReads.active;
+  }
+
+  /** Why fast reads are off, or what verified them when on. */
+  get fastReadsReason(): string {
+    return this.#ctx.fastReads.reason;
   }
 
   /** Identity of the device: its kind's type id and its logical index (see `client.deviceId`). */
