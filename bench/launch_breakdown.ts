@@ -10,7 +10,11 @@
  * `SUBMIT=1` also times the submit (the stream's, or the raw loop's
  * `finish` + `submit`), so each figure is the cost until submitted.
  *
- * Run: `deno run --allow-env bench/launch_breakdown.ts` (env `N`, `REPS`, `SHAPE`, `SUBMIT`).
+ * `TASKS_MAX` sets the client's `tasksMax` (default: above `N`, so the
+ * client submits only where the loop ends); with `SUBMIT=1` and the default
+ * `tasksMax` (512) and `N=20000`, this is the gaps' static group, interleaved.
+ *
+ * Run: `deno run --allow-env bench/launch_breakdown.ts` (env `N`, `REPS`, `SHAPE`, `SUBMIT`, `TASKS_MAX`).
  */
 
 import process from "node:process";
@@ -21,7 +25,9 @@ import { bindBuffers, interleave, rawPipelines, storageLayout } from "./_raw.ts"
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const N = Number(Deno.env.get("N") ?? 1024);
 const REPS = Number(Deno.env.get("REPS") ?? 200);
-const client = await createClient({ tasksMax: 1 << 20 });
+const TASKS_MAX = Deno.env.get("TASKS_MAX");
+// By default the client never submits inside a loop; TASKS_MAX=512 (say) gives the default cadence.
+const client = await createClient({ tasksMax: TASKS_MAX === undefined ? 1 << 20 : Number(TASKS_MAX) });
 const device = client.server.device;
 const SHAPE = Deno.env.get("SHAPE") ?? "tiny";
 const SUBMIT = Deno.env.get("SUBMIT") === "1";
@@ -118,10 +124,31 @@ const variants: [string, () => void][] = [
     stream.submit();
   }],
 ];
+// SWEEP=256,512,1024: clients of the same device with these tasksMax values, each on its own
+// buffers, interleaved with the rest (a submit cadence compared in one process).
+for (const t of (Deno.env.get("SWEEP") ?? "").split(",").filter(Boolean).map(Number)) {
+  const c = await createClient({ device, tasksMax: t });
+  const cb = bufs.map((b) => c.create(new Uint8Array(b.sizeInUse)));
+  const cs = c.server.stream(0);
+  const name = `client.launch, tasksMax ${t}`;
+  c.launch(k, one, cb, info ?? undefined);
+  await c.sync();
+  variants.push([name, () => {
+    const t0 = now();
+    for (let i = 0; i < N; i++) c.launch(k, one, cb, info ?? undefined);
+    if (SUBMIT) cs.submit();
+    rec(name, now() - t0);
+    cs.submit();
+  }]);
+}
 const byName = new Map(variants);
 interleave([...byName.keys()], REPS, (name) => byName.get(name)!());
 await client.sync();
-console.log(`shape ${SHAPE}${SUBMIT ? ", until submitted" : ", submits outside the timed loop"}, ${N} launches`);
+console.log(
+  `shape ${SHAPE}${
+    SUBMIT ? ", until submitted" : ", submits outside the timed loop"
+  }, ${N} launches, client tasksMax ${client.server.settings.tasksMax}`,
+);
 for (const [name, v] of Object.entries(results)) {
   v.sort((a, b) => a - b);
   console.log(
