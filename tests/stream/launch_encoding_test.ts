@@ -103,3 +103,35 @@ Deno.test("an indirect launch from a count that shares a page with its bindings 
     assert.deepEqual([...await readU32(client, x)], new Array(64).fill(3));
   });
 });
+
+Deno.test("info words repeated from one submit to the next are not uploaded again, and changed words are", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(64).fill(3));
+    const y = client.empty(64 * 4);
+    client.launch(affineKernel, [1], [x, y], new Uint32Array([64, 2, 1]));
+    await client.sync();
+    const queue = client.server.device.queue;
+    const writeBuffer = queue.writeBuffer;
+    let uploads = 0;
+    queue.writeBuffer = function (this: GPUQueue, ...args: unknown[]) {
+      if ((args[0] as GPUBuffer).label.includes("info arena")) uploads++;
+      (writeBuffer as (...a: unknown[]) => void).apply(this, args);
+      return undefined;
+    } as typeof writeBuffer;
+    try {
+      const a = new Uint32Array([64, 2, 1]);
+      for (let i = 0; i < 8; i++) client.launch(affineKernel, [1], [x, y], a); // 4 submits of the same words
+      assert.equal(uploads, 0, "the arena already holds these words");
+      client.launch(affineKernel, [1], [x, y], new Uint32Array([64, 5, 0]));
+      client.launch(affineKernel, [1], [x, y], new Uint32Array([64, 5, 0])); // a submit: new words, uploaded
+      assert.equal(uploads, 1);
+      assert.deepEqual([...await readU32(client, y)], new Array(64).fill(15));
+      client.launch(affineKernel, [1], [x, y], a);
+      client.launch(affineKernel, [1], [x, y], a);
+      assert.equal(uploads, 2, "back to the first words: uploaded again");
+      assert.deepEqual([...await readU32(client, y)], new Array(64).fill(7));
+    } finally {
+      queue.writeBuffer = writeBuffer;
+    }
+  }, { tasksMax: 2 });
+});
