@@ -245,6 +245,17 @@ export class CommandQueue {
     this.endPass();
     if (!this.hasWork) return 0;
     this.#arena.upload(this.#ctx.queue);
+    if (this.#finished.length === 0 && this.#segment === null && this.#encoder !== null) {
+      // The common case, one command buffer of the normal segment: one error scope covers its finish and submit.
+      const { device, queue } = this.#ctx;
+      device.pushErrorScope("validation");
+      queue.submit([this.#encoder.finish({ label: `${this.#host.label} commands #${this.#encoderNo}` })]);
+      this.#queueScopeError(device.popErrorScope(), null);
+      this.#encoder = null;
+      this.commands = 0;
+      this.tasks = 0;
+      return 1;
+    }
     if (this.commands > 0) this.#finishEncoder();
     const items = this.#finished;
     this.#finished = [];
