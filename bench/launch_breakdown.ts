@@ -42,7 +42,11 @@ const WGSL = ADD3
 @compute @workgroup_size(1) fn main() { x[0] = x[0] + 1u; }`;
 const k = defineKernel({ name: SHAPE, wgsl: WGSL });
 const x = client.create(new Uint32Array(64));
-const one = [1];
+const INDIRECT = Deno.env.get("INDIRECT") === "1";
+// With INDIRECT=1 every launch reads its count from memory: the client's from `createCount`, the raw loop's from a
+// buffer of its own (the layers below the client take the count's binding).
+const count = client.createCount(1, 1, 1);
+const one = INDIRECT ? count : [1];
 const bufs = ADD3 ? [x, client.create(new Uint32Array(64)), client.create(new Uint32Array(64))] : [x];
 const info = ADD3 ? new Uint32Array([64]) : null;
 client.launch(k, one, bufs, info ?? undefined);
@@ -62,6 +66,8 @@ const [pipe] = rawPipelines(device, layout, [WGSL]);
 const infoBuffer = storage(4);
 device.queue.writeBuffer(infoBuffer, 0, new Uint32Array([64]));
 const bg = bindBuffers(device, layout, ADD3 ? [storage(256), storage(256), storage(256), infoBuffer] : [storage(256)]);
+const rawCount = device.createBuffer({ size: 12, usage: GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST });
+device.queue.writeBuffer(rawCount, 0, new Uint32Array([1, 1, 1]));
 const server = client.server;
 const stream = server.stream(0);
 const entry = k.compiled.slots.find((e) => e !== undefined) as PipelineEntry;
@@ -83,7 +89,8 @@ const variants: [string, () => void][] = [
     for (let i = 0; i < N; i++) {
       if (ADD3) pass.setPipeline(pipe);
       pass.setBindGroup(0, bg);
-      pass.dispatchWorkgroups(1);
+      if (INDIRECT) pass.dispatchWorkgroupsIndirect(rawCount, 0);
+      else pass.dispatchWorkgroups(1);
     }
     if (SUBMIT) {
       pass.end();
@@ -97,14 +104,14 @@ const variants: [string, () => void][] = [
   }],
   ["stream.dispatch.launch", () => {
     const t0 = now();
-    for (let i = 0; i < N; i++) stream.dispatch.launch(entry, bufs, info, 1, 1, 1, null);
+    for (let i = 0; i < N; i++) stream.dispatch.launch(entry, bufs, info, 1, 1, 1, INDIRECT ? count : null);
     if (SUBMIT) stream.submit();
     rec("stream.dispatch.launch", now() - t0);
     stream.submit();
   }],
   ["server.launchRaw", () => {
     const t0 = now();
-    for (let i = 0; i < N; i++) server.launchRaw(k, bufs, info, 1, 1, 1, null, "execute", 0);
+    for (let i = 0; i < N; i++) server.launchRaw(k, bufs, info, 1, 1, 1, INDIRECT ? count : null, "execute", 0);
     if (SUBMIT) stream.submit();
     rec("server.launchRaw", now() - t0);
     stream.submit();
@@ -118,7 +125,9 @@ const variants: [string, () => void][] = [
   }],
   ["client.launch (literals)", () => {
     const t0 = now();
-    for (let i = 0; i < N; i++) client.launch(k, [1], ADD3 ? [x, bufs[1]!, bufs[2]!] : [x], info ?? undefined);
+    for (let i = 0; i < N; i++) {
+      client.launch(k, INDIRECT ? count : [1], ADD3 ? [x, bufs[1]!, bufs[2]!] : [x], info ?? undefined);
+    }
     if (SUBMIT) stream.submit();
     rec("client.launch (literals)", now() - t0);
     stream.submit();
@@ -130,12 +139,13 @@ for (const t of (Deno.env.get("SWEEP") ?? "").split(",").filter(Boolean).map(Num
   const c = await createClient({ device, tasksMax: t });
   const cb = bufs.map((b) => c.create(new Uint8Array(b.sizeInUse)));
   const cs = c.server.stream(0);
+  const cOne = INDIRECT ? c.createCount(1, 1, 1) : [1];
   const name = `client.launch, tasksMax ${t}`;
-  c.launch(k, one, cb, info ?? undefined);
+  c.launch(k, cOne, cb, info ?? undefined);
   await c.sync();
   variants.push([name, () => {
     const t0 = now();
-    for (let i = 0; i < N; i++) c.launch(k, one, cb, info ?? undefined);
+    for (let i = 0; i < N; i++) c.launch(k, cOne, cb, info ?? undefined);
     if (SUBMIT) cs.submit();
     rec(name, now() - t0);
     cs.submit();
