@@ -38,6 +38,8 @@ if [ "${PART:-a}" = a ]; then
 else
   step "static launches until submitted, interleaved (gaps shape, N=20000)"
   SHAPE=add3 SUBMIT=1 N=20000 REPS=30 SWEEP=256,512,1024,2048 timeout 120 deno run --allow-env bench/launch_breakdown.ts >> "$log" 2>&1
+  step "indirect launches (createCount) until submitted, interleaved (N=20000)"
+  SHAPE=add3 INDIRECT=1 SUBMIT=1 N=20000 REPS=20 SWEEP=512 timeout 120 deno run --allow-env bench/launch_breakdown.ts >> "$log" 2>&1
   step "tests"; timeout 240 deno task test > "$OUT/tests.txt" 2>&1; tail -3 "$OUT/tests.txt" >> "$log"
   step "tests with fast reads (client, stream, model, soak)"
   DENOGPU_TEST_FAST_READS=1 timeout 200 deno test -A --v8-flags=--expose-gc tests/client tests/stream tests/model tests/soak > "$OUT/tests_fast.txt" 2>&1
