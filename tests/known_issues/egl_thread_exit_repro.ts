@@ -13,6 +13,8 @@
  * - `egl`: no WebGPU at all. Loads libglvnd's `libEGL.so.1` through `dlopen`
  *   (kept loaded, as a driver stack keeps it), initialises and terminates a
  *   surfaceless Mesa display. That leaves this thread an EGL thread state.
+ * - `egl-released`: the same, then `eglReleaseThread()`, which frees that state
+ *   before the thread ends (the control that shows where the double free is).
  * - `webgpu-gl`: plain WebGPU, no runtime: opens and destroys a device (run it
  *   with `DENO_WEBGPU_BACKEND=gl`, or unset, since Deno then starts the GL
  *   backend beside Vulkan).
@@ -20,8 +22,12 @@
  * @module
  */
 
-/** Opens libEGL with `RTLD_NODELETE` and initialises, then terminates, a surfaceless EGL display. */
-export function initEglDisplay(): void {
+/**
+ * Opens libEGL with `RTLD_NODELETE` and initialises, then terminates, a surfaceless EGL display.
+ *
+ * @param release Also call `eglReleaseThread()`, which frees this thread's EGL state now instead of at thread exit.
+ */
+export function initEglDisplay(release = false): void {
   const libc = Deno.dlopen("libc.so.6", {
     dlopen: { parameters: ["buffer", "i32"], result: "pointer" },
     dlsym: { parameters: ["pointer", "buffer"], result: "pointer" },
@@ -43,10 +49,12 @@ export function initEglDisplay(): void {
     });
     const initialize = fn("eglInitialize", { parameters: ["pointer", "pointer", "pointer"], result: "u32" });
     const terminate = fn("eglTerminate", { parameters: ["pointer"], result: "u32" });
+    const releaseThread = fn("eglReleaseThread", { parameters: [], result: "u32" });
     const EGL_PLATFORM_SURFACELESS_MESA = 0x31dd;
     const display = getPlatformDisplay.call(EGL_PLATFORM_SURFACELESS_MESA, null, null);
     if (display === null || initialize.call(display, null, null) !== 1) throw new Error("eglInitialize failed");
     terminate.call(display);
+    if (release) releaseThread.call();
   } finally {
     libc.close();
   }
@@ -63,8 +71,9 @@ export async function openWebGpuDevice(): Promise<void> {
 /** Runs one variant by name. */
 export function runVariant(variant: string): Promise<void> | void {
   if (variant === "egl") return initEglDisplay();
+  if (variant === "egl-released") return initEglDisplay(true);
   if (variant === "webgpu-gl") return openWebGpuDevice();
-  throw new Error(`unknown variant ${variant} (egl, webgpu-gl)`);
+  throw new Error(`unknown variant ${variant} (egl, egl-released, webgpu-gl)`);
 }
 
 if (import.meta.main) {
