@@ -14,11 +14,13 @@
  *   libglvnd's `__eglFini` frees every thread's state, but before 1.7.0
  *   (libglvnd commit 1f9aff1, "fix crash on library unload") it leaves the
  *   key and its destructor registered.
- * - The pool thread is told to stop at the same moment and winds down
- *   concurrently. When its key destructor runs after `__eglFini`, it unlinks and
- *   frees the freed state again: the list unlink writes into freed chunks and
- *   the `free` is a double free. glibc notices then, or in whichever thread
- *   touches those chunks next.
+ * - Deno ends its main runtime with tokio's `shutdown_background()`
+ *   (`runtime/tokio_util.rs`), which tells the pool's idle threads to stop but
+ *   does not wait for them, then calls `exit`. So the pool thread winds down
+ *   while `_dl_fini` runs. When its key destructor runs after `__eglFini`, it
+ *   unlinks and frees the freed state again: the unlink writes into freed
+ *   chunks and the `free` is a double free. glibc notices then, or in whichever
+ *   thread touches those chunks next (the thread's own tcache teardown, mostly).
  *
  * The repro (`egl_thread_exit_repro.ts`) has no code of this project and, in
  * its `egl` variant, no WebGPU either. Two controls never abort: the same code
