@@ -54,8 +54,12 @@ export type { GraphId, ProfilingToken } from "./src/ids.ts";
 export { ServerLogger } from "./src/logger.ts";
 export type { LogSink } from "./src/logger.ts";
 
-// The memory half of a client (ComputeClient extends it).
+// The memory half of a client (ComputeClient extends it), and of a worker client (WorkerClient extends it).
 export { MemoryClient } from "./src/client/memory_client.ts";
+export { WorkerMemoryClient } from "./src/client/worker_memory_client.ts";
+// What both clients share.
+export type { AnyClient } from "./src/client/client_api.ts";
+export type { WorkerClientOptions } from "./src/client/create_client.ts";
 
 // The WebGPU server.
 export { WebGpuServer } from "./src/server/webgpu_server.ts";

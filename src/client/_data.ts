@@ -69,7 +69,7 @@ export function writeOn(t: Target, handle: Handle, data: HostData): void {
  * Checks that `bytes` bytes read as a whole number of `type`'s elements, before
  * anything is read; returns the element size (1 for bytes).
  */
-function elementSize(type: TypedArrayType<unknown> | undefined, bytes: number, where: string): number {
+export function elementSize(type: TypedArrayType<unknown> | undefined, bytes: number, where: string): number {
   if (type === undefined || (type as unknown) === Uint8Array) return 1;
   const size = typeof type === "function" ? type.BYTES_PER_ELEMENT : undefined;
   if (typeof size !== "number" || !Number.isInteger(size) || size < 1) {
@@ -82,7 +82,7 @@ function elementSize(type: TypedArrayType<unknown> | undefined, bytes: number, w
 }
 
 /** `bytes` as a `type` (a view over the same buffer; a copy only when misaligned). */
-function asTyped<T>(bytes: Uint8Array<ArrayBuffer>, type: TypedArrayType<T> | undefined, size: number): T {
+export function asTyped<T>(bytes: Uint8Array<ArrayBuffer>, type: TypedArrayType<T> | undefined, size: number): T {
   if (type === undefined || (type as unknown) === Uint8Array) return bytes as T;
   const b = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
   return new type(b.buffer, b.byteOffset, b.byteLength / size);
