@@ -21,7 +21,20 @@
  * @module
  */
 
-import { CONTROL_WORDS, HEAD, header, Op, SLEEP, SLOT_WORDS, slotsOf, TAIL, WANT_SPACE } from "./ring_layout.ts";
+import {
+  CONTROL_WORDS,
+  HEAD,
+  header,
+  LAST_PAYLOAD,
+  LOOP_STATE,
+  Op,
+  SLEEP,
+  SLOT_WORDS,
+  slotsOf,
+  STALLED_ON,
+  TAIL,
+  WANT_SPACE,
+} from "./ring_layout.ts";
 
 /** The shared memory of one ring. */
 export interface RingBuffers {
@@ -138,7 +151,10 @@ export class RingWriter {
   }
 
   /** @ignore The ring's positions and flags, for diagnostics. */
-  state(): { head: number; published: number; tail: number; sleep: number; want: number; spilled: number } {
+  state(): Record<
+    "head" | "published" | "tail" | "sleep" | "want" | "spilled" | "loop" | "stalledOn" | "lastPayload",
+    number
+  > {
     const ctl = this.#ctl;
     return {
       head: this.#head,
@@ -147,6 +163,9 @@ export class RingWriter {
       sleep: Atomics.load(ctl, SLEEP),
       want: Atomics.load(ctl, WANT_SPACE),
       spilled: this.#spilled,
+      loop: Atomics.load(ctl, LOOP_STATE),
+      stalledOn: Atomics.load(ctl, STALLED_ON),
+      lastPayload: Atomics.load(ctl, LAST_PAYLOAD),
     };
   }
 
@@ -359,6 +378,26 @@ export class RingReader {
   advance(n: number): void {
     this.consume(n);
     this.release();
+  }
+
+  /**
+   * Notes where the reader's loop is, for diagnostics.
+   *
+   * @param state The state.
+   * @param stalledOn The payload id it waits for (when stalled).
+   */
+  note(state: number, stalledOn = 0): void {
+    Atomics.store(this.#ctl, LOOP_STATE, state);
+    Atomics.store(this.#ctl, STALLED_ON, stalledOn);
+  }
+
+  /**
+   * Notes the id of a payload received, for diagnostics.
+   *
+   * @param id The payload id.
+   */
+  received(id: number): void {
+    Atomics.store(this.#ctl, LAST_PAYLOAD, id);
   }
 
   /** True once when the writer asked for a `space` message (the flag is cleared). */

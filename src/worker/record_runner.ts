@@ -84,7 +84,7 @@ export class RecordRunner {
     try {
       const n = w[at + 7]!;
       const indirect = (word & LAUNCH_INDIRECT) !== 0;
-      const buffers = this.#buffers[n] ??= new Array(n);
+      const buffers = this.#buffers[n] ?? this.#scratch(n);
       const p = at + LAUNCH_FIXED;
       const handles = this.handles;
       const plain = handles.plain;
@@ -110,6 +110,13 @@ export class RecordRunner {
       this.queue(stream, e);
     }
     return true;
+  }
+
+  /** A packed scratch array of `n` bindings (a holey one is slower to read on the launch path). */
+  #scratch(n: number): (Handle | BufferBinding)[] {
+    const a: (Handle | BufferBinding)[] = [];
+    for (let i = 0; i < n; i++) a.push(undefined as unknown as Handle); // every entry is set before use
+    return this.#buffers[n] = a;
   }
 
   /** The binding of the slot at `i` with its offsets at `v`. */
@@ -161,7 +168,14 @@ export class RecordRunner {
   kernel(at: number): boolean {
     const data = this.#take(this.#words[at + 2]!) as KernelPayload | undefined;
     if (data === undefined) return false;
-    this.#kernels[this.#words[at + 1]!] = defineKernel(data);
+    this.queued(0, () => {
+      const kernel = defineKernel(data);
+      // The same source read by the same module: a different id would mean two runtimes across the threads.
+      if (kernel.id !== data.id) {
+        throw new ServerError(`kernel "${data.name}": id ${kernel.id} in the worker, ${data.id} on the main thread`);
+      }
+      this.#kernels[this.#words[at + 1]!] = kernel;
+    });
     return true;
   }
 

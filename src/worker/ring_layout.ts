@@ -23,8 +23,17 @@ export const TAIL = 16;
 export const SLEEP = 32;
 /** Index of the producer's request for a `space` message (it holds spilled records). */
 export const WANT_SPACE = 48;
+/** Index of the reader's loop state, for diagnostics (see `LoopState`). */
+export const LOOP_STATE = 56;
+/** Index of the payload id the reader waits for while its state is `stalled`. */
+export const STALLED_ON = 57;
+/** Index of the id of the last payload the reader received. */
+export const LAST_PAYLOAD = 58;
 /** Length of the control block, in 32-bit words (four cache lines). */
 export const CONTROL_WORDS = 64;
+
+/** Where the reader's loop is (the word at `LOOP_STATE`): a diagnostic for a stuck client. */
+export const LoopState = { running: 1, sleeping: 2, yielding: 3, stalled: 4, closed: 5 } as const;
 
 /** Operation of a record (the low 8 bits of its first word). */
 export const Op = {

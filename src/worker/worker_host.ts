@@ -18,7 +18,7 @@ import { WebGpuServer } from "../server/webgpu_server.ts";
 import { RingReader } from "./command_ring.ts";
 import { encodeError } from "./error_codec.ts";
 import type { CallPayload, InitMessage, WireBinding, WorkerMessage, WorkerStats } from "./protocol.ts";
-import { Op, opOf, slotsOf } from "./ring_layout.ts";
+import { LoopState, Op, opOf, slotsOf } from "./ring_layout.ts";
 import { RecordRunner } from "./record_runner.ts";
 import { runCall } from "./worker_calls.ts";
 
@@ -89,6 +89,7 @@ export class WorkerHost {
    * @param data The payload.
    */
   onPayload(id: number, data: unknown): void {
+    this.#ring.received(id);
     this.#payloads.set(id, data);
     if (this.#stalledOn === id) {
       this.#stalledOn = -1;
@@ -99,20 +100,37 @@ export class WorkerHost {
   #kick(): void {
     if (this.#running || this.#closed) return;
     this.#running = true;
-    this.#loop().finally(() => (this.#running = false));
+    this.#loop();
   }
 
+  /**
+   * Runs the ring until it stalls on a payload or the host closes. `#running`
+   * is cleared synchronously where the loop returns: cleared in a reaction to
+   * the loop's promise, a payload handled first (seen under load) found the
+   * loop still marked running and never restarted it.
+   */
   async #loop(): Promise<void> {
     const ring = this.#ring;
-    while (!this.#closed) {
-      const start = performance.now();
-      const state = this.#drain(start);
-      this.#busy += performance.now() - start;
-      this.#drains++;
-      if (ring.takeSpaceRequest()) this.#post({ type: "space" });
-      if (state === "stalled" || state === "closed") return;
-      if (state === "slice") await this.#yield();
-      else await ring.waitForRecords();
+    try {
+      while (!this.#closed) {
+        ring.note(LoopState.running);
+        const start = performance.now();
+        const state = this.#drain(start);
+        this.#busy += performance.now() - start;
+        this.#drains++;
+        if (ring.takeSpaceRequest()) this.#post({ type: "space" });
+        if (state === "closed") return ring.note(LoopState.closed);
+        if (state === "stalled") return ring.note(LoopState.stalled, this.#stalledOn);
+        if (state === "slice") {
+          ring.note(LoopState.yielding);
+          await this.#yield();
+        } else {
+          ring.note(LoopState.sleeping);
+          await ring.waitForRecords();
+        }
+      }
+    } finally {
+      this.#running = false;
     }
   }
 
