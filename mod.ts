@@ -33,6 +33,7 @@
 
 // The client and its kernels.
 export { createClient } from "./src/client/create_client.ts";
+export { closeDevices, listDevices } from "./src/server/device_registry.ts";
 export type { ClientOptions } from "./src/client/create_client.ts";
 export { ComputeClient } from "./src/client/compute_client.ts";
 export { WorkerClient } from "./src/client/worker_client.ts";
@@ -46,6 +47,11 @@ export { defineKernel } from "./src/kernel/define_kernel.ts";
 export type { DeviceProperties, DispatchTiming, InfoWords, ManagedResource } from "./src/contract/types.ts";
 export type { StreamId } from "./src/ids.ts";
 export type { KernelSummary } from "./src/profile/trace.ts";
+
+// Autotune (the tuner, its stores and measurers: "@denogpu/runtime/tune").
+export { anchor } from "./src/tune/anchor.ts";
+export { defineTunableSet, TunableSet } from "./src/tune/tunable_set.ts";
+export { AutotuneError } from "./src/errors/tune_errors.ts";
 
 // Memory.
 export type {
@@ -69,3 +75,4 @@ export { CompilationError, LaunchError, ResourceLimitError } from "./src/errors/
 export { InstallMemoryPoolsError, IoError, PoolConfigError } from "./src/errors/memory_errors.ts";
 export { GraphStateError, ProfileError, ServerUnhealthyError, TraceWriteError } from "./src/errors/stream_errors.ts";
 export { KernelLayoutError } from "./src/errors/kernel_errors.ts";
+export { CollectiveError } from "./src/errors/collective_errors.ts";

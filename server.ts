@@ -28,6 +28,7 @@ export type {
 } from "./src/contract/compute_server.ts";
 export type {
   BufferBinding,
+  CollectiveOptions,
   CopyDescriptor,
   CubeCount,
   CubeDim,
@@ -37,6 +38,7 @@ export type {
   HardwareProperties,
   KernelArguments,
   LaunchMode,
+  MemoryKind,
   ProfileDuration,
   ProfileTicks,
   ReduceOperation,
@@ -54,12 +56,20 @@ export type { GraphId, ProfilingToken } from "./src/ids.ts";
 export { ServerLogger } from "./src/logger.ts";
 export type { LogSink } from "./src/logger.ts";
 
-// The memory half of a client (ComputeClient extends it), and of a worker client (WorkerClient extends it).
-export { MemoryClient } from "./src/client/memory_client.ts";
+// The memory and cross-device halves of a worker client (WorkerClient extends them).
 export { WorkerMemoryClient } from "./src/client/worker_memory_client.ts";
+export { WorkerCollectiveClient } from "./src/client/worker_collective_client.ts";
 // What both clients share.
 export type { AnyClient } from "./src/client/client_api.ts";
 export type { WorkerClientOptions } from "./src/client/create_client.ts";
+// The memory and cross-device halves of a client (ComputeClient extends them).
+export { MemoryClient } from "./src/client/memory_client.ts";
+export { CollectiveClient } from "./src/client/collective_client.ts";
+export type { AllReduceOptions } from "./src/client/collective_client.ts";
+
+// Devices.
+export type { DeviceKind, LogicalDevice } from "./src/collective/device_ids.ts";
+export type { DeviceListing } from "./src/server/device_registry.ts";
 
 // The WebGPU server.
 export { WebGpuServer } from "./src/server/webgpu_server.ts";
@@ -71,3 +81,4 @@ export type { KernelLayoutErrorKind } from "./src/errors/kernel_errors.ts";
 export type { LaunchErrorKind, ResourceLimitKind } from "./src/errors/launch_errors.ts";
 export type { InstallMemoryPoolsErrorKind, IoErrorKind, PoolConfigErrorKind } from "./src/errors/memory_errors.ts";
 export type { ProfileErrorKind } from "./src/errors/stream_errors.ts";
+export type { CollectiveErrorReason } from "./src/errors/collective_errors.ts";

@@ -28,13 +28,12 @@
  */
 
 import { createClient, type Handle } from "../mod.ts";
-import { memoryTuneStore, profileMeasurer, Tuner } from "../src/tune/mod.ts";
 import { defineMatmulSet, type MatmulInput } from "../examples/_matmul_set.ts";
 
 const env = (k: string) =>
   Deno.permissions.querySync({ name: "env", variable: k }).state === "granted" ? Deno.env.get(k) : undefined;
 
-const client = await createClient();
+const client = await createClient({ tuneCache: "memory" });
 const { identity } = client.properties;
 const software = identity.isFallbackAdapter || /llvmpipe|lavapipe|swiftshader/i.test(identity.description);
 const sizes = (env("SIZES") ?? (software ? "64,128,256" : "1024,2048,4096")).split(",").map(Number);
@@ -116,11 +115,7 @@ async function compileAll(input: MatmulInput): Promise<number> {
   return performance.now() - t0;
 }
 const PRECOMPILE = env("PRECOMPILE") !== "0";
-const tuner = new Tuner({
-  measurer: profileMeasurer(client),
-  store: memoryTuneStore(),
-  log: (level, message) => level === "warn" && console.log(`  ${message}`),
-});
+const tuner = client.server.tuner; // the client is made with tuneCache "memory": every shape tunes afresh
 interface Row {
   size: number;
   pick: string;
@@ -148,7 +143,7 @@ for (const size of sizes) {
   }
   await client.sync();
   const t0 = performance.now();
-  await tuner.tune(set, input);
+  await client.autotune(set, input);
   const tuneMs = performance.now() - t0;
   const d = tuner.decision(set, input)!;
   const all: Record<string, number | null> = {};

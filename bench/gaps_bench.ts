@@ -10,15 +10,20 @@
  *   The H200 target (≤ 1.15× the floor).
  * - "indirect count from a handle, until submitted": the same with the count
  *   read from device memory (`dispatchWorkgroupsIndirect`); the client's count
- *   is a handle made with `create` (pool memory), the raw floor's a buffer of
- *   its own. The H200 target (≤ 1.3×).
+ *   comes from `createCount` (pages of counts only), the raw floor's is a
+ *   buffer of its own. The H200 target (≤ 1.3×).
+ * - "indirect count sharing the bindings' page, until submitted": a count
+ *   made with `create`, in the same pool page as the launch's bindings, which
+ *   WebGPU forbids to dispatch from in place: each launch copies it first.
  * - "… submits outside the loop": `SHORT` launches, only the encoding timed
  *   (the client's `tasksMax` is above `SHORT`): on the software adapter a
  *   submit executes the dispatches on the CPU, so these are its ratios
  *   (≤ 1.25×).
  *
  * Run: `deno bench --allow-env bench/gaps_bench.ts` (env `LONG`, default
- * 20000; `SHORT`, default 1024).
+ * 20000; `SHORT`, default 1024; `TASKS_MAX`, the batched client's `tasksMax`,
+ * default the client's default; `ONLY`, a comma-separated list of group
+ * numbers to run, from 1).
  */
 
 import { createClient, defineKernel, type Handle } from "../mod.ts";
@@ -36,7 +41,9 @@ const WGSL = `
   if (g.x < n) { c[g.x] = a[g.x] + b[g.x]; }
 }`;
 
-const client = await createClient(); // default tasksMax
+const TASKS_MAX = Deno.env.get("TASKS_MAX");
+const ONLY = Deno.env.get("ONLY")?.split(",").map(Number);
+const client = await createClient(TASKS_MAX ? { tasksMax: Number(TASKS_MAX) } : {}); // default tasksMax
 const unbatched = await createClient({ device: client.server.device, tasksMax: SHORT * 4 });
 const device = client.server.device;
 const add = defineKernel({ name: "add3", wgsl: WGSL });
@@ -45,11 +52,13 @@ const one = [1];
 const buffersOf = (c: typeof client): Handle[] => [0, 1, 2].map(() => c.create(new Float32Array(64)));
 const bufs = buffersOf(client);
 const ubufs = buffersOf(unbatched);
-const count = client.create(new Uint32Array([1, 1, 1]));
-const ucount = unbatched.create(new Uint32Array([1, 1, 1]));
+const count = client.createCount(1, 1, 1);
+const ucount = unbatched.createCount(1, 1, 1);
+const shared = client.create(new Uint32Array([1, 1, 1]));
 for (const c of [client, unbatched]) {
   c.launch(add, one, c === client ? bufs : ubufs, info);
   c.launch(add, c === client ? count : ucount, c === client ? bufs : ubufs, info);
+  if (c === client) c.launch(add, shared, bufs, info);
   await c.sync();
 }
 
@@ -100,6 +109,13 @@ function raw(b: Deno.BenchContext, n: number, fromMemory: boolean, untilSubmitte
 const groups = [
   { group: "static count, until submitted", n: LONG, fromMemory: false, untilSubmitted: true },
   { group: "indirect count from a handle, until submitted", n: LONG, fromMemory: true, untilSubmitted: true },
+  {
+    group: "indirect count sharing the bindings' page, until submitted",
+    n: LONG / 4,
+    fromMemory: true,
+    untilSubmitted: true,
+    sharedPage: true,
+  },
   { group: "static count, submits outside the loop", n: SHORT, fromMemory: false, untilSubmitted: false },
   {
     group: "indirect count from a handle, submits outside the loop",
@@ -109,7 +125,9 @@ const groups = [
   },
 ];
 
-for (const { group, n, fromMemory, untilSubmitted } of groups) {
+const cases = groups as (typeof groups[number] & { sharedPage?: boolean })[];
+for (const [index, { group, n, fromMemory, untilSubmitted, sharedPage }] of cases.entries()) {
+  if (ONLY !== undefined && !ONLY.includes(index + 1)) continue;
   const runs = untilSubmitted ? { n: 20, warmup: 3 } : { n: 60, warmup: 10 };
   Deno.bench(
     { group, name: "raw WebGPU floor", baseline: true, ...runs },
@@ -117,7 +135,7 @@ for (const { group, n, fromMemory, untilSubmitted } of groups) {
   );
   const c = untilSubmitted ? client : unbatched;
   const buffers = untilSubmitted ? bufs : ubufs;
-  const counts = fromMemory ? (untilSubmitted ? count : ucount) : one;
+  const counts = sharedPage ? shared : fromMemory ? (untilSubmitted ? count : ucount) : one;
   Deno.bench({ group, name: "client.launch", ...runs }, async (b) => {
     b.start();
     for (let i = 0; i < n; i++) c.launch(add, counts, buffers, info);

@@ -4,6 +4,10 @@
  * - "reserve + release, 64 KiB": `client.empty(n).release()` through each pool
  *   kind (sliced, exclusive, direct, persistent), next to a raw
  *   `createBuffer` + `destroy` baseline.
+ * - "reserve + release, 4 KiB, 300 live of mixed sizes": the same after the
+ *   churn pattern of issue 18 left about 300 allocations of 256 B to 1 MiB
+ *   live, for the default layout (best fit over an index of free slices) and
+ *   CubeCL's `subslices` (first fit, scanning pages).
  * - "launch loop with temporaries": each launch writes a fresh temporary that
  *   is released right after; the runtime serves it from its pools, the raw
  *   baseline creates a buffer and a bind group per launch and destroys the
@@ -14,6 +18,7 @@
 
 import { createClient, defineKernel } from "../mod.ts";
 import { rawPipelines, storageLayout } from "./_raw.ts";
+import { runChurn } from "../tests/memory/_churn.ts";
 
 const SIZE = 64 * 1024;
 const N = 100;
@@ -42,6 +47,25 @@ for (
   Deno.bench({ group: "reserve + release, 64 KiB", name: `client.empty + release (${name} pool)` }, () => {
     for (let i = 0; i < N; i++) c.empty(SIZE).release();
   });
+}
+
+const busyCompact = client.onStream(5);
+const busySubslices = client.onStream(6);
+busySubslices.installMemoryPools("subslices");
+for (const c of [busyCompact, busySubslices]) runChurn((n) => c.empty(n), 1, () => 0, 3000);
+Deno.bench(
+  { group: "reserve + release, 4 KiB, 300 live of mixed sizes", name: "raw createBuffer + destroy", baseline: true },
+  () => {
+    for (let i = 0; i < N; i++) device.createBuffer({ size: 4096, usage }).destroy();
+  },
+);
+for (const [name, c] of [["compact (default)", busyCompact], ["subslices", busySubslices]] as const) {
+  Deno.bench(
+    { group: "reserve + release, 4 KiB, 300 live of mixed sizes", name: `client.empty + release (${name})` },
+    () => {
+      for (let i = 0; i < N; i++) c.empty(4096 + (i & 7) * 256).release();
+    },
+  );
 }
 
 const WGSL = `

@@ -11,6 +11,15 @@
  *   device is drained outside the timed region.
  * - "64 MiB download": raw = copy into a reused staging buffer, one map,
  *   `getMappedRange().transfer()`; client = `read()`. Includes the map wait.
+ * - "64 MiB download, 16 handles of 4 MiB": the shape of a `readMany`; raw =
+ *   16 copies into one reused staging buffer, one map, 16 ranges
+ *   transferred; client = `readMany()` (one staging buffer, one map).
+ *
+ * Both sides reuse their staging buffers (raw keeps one of exactly the size
+ * read; the client its pool's, of a size class at most 19% larger). Groups
+ * run one after the other, so a group inherits the garbage of the one before:
+ * `download_breakdown.ts` interleaves the variants rep by rep for a fairer
+ * ratio and says where the time goes.
  *
  * Try `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`: page faults of fresh 64 MiB
  * allocations dominate downloads on Deno.
@@ -40,16 +49,19 @@ const small = client.create(new Uint8Array(SMALL).fill(3));
 const [rawSmall, rawSmallStaging] = rawWithStaging("small", SMALL);
 const big = client.create(new Uint8Array(BIG).fill(7));
 const [rawBig, rawBigStaging] = rawWithStaging("big", BIG);
+const PARTS = 16;
+const quarters = Array.from({ length: PARTS }, (_, i) => client.create(new Uint8Array(BIG / PARTS).fill(i)));
 const payload = new Uint8Array(BIG);
 for (let i = 0; i < BIG; i += 4096) payload[i] = i & 255;
 await client.sync();
 
-async function rawRead(src: GPUBuffer, staging: GPUBuffer, size: number): Promise<ArrayBuffer> {
+async function rawRead(src: GPUBuffer, staging: GPUBuffer, size: number, ranges = 1): Promise<ArrayBuffer[]> {
   const encoder = device.createCommandEncoder();
-  encoder.copyBufferToBuffer(src, 0, staging, 0, size);
+  const part = size / ranges;
+  for (let i = 0; i < ranges; i++) encoder.copyBufferToBuffer(src, i * part, staging, i * part, part);
   device.queue.submit([encoder.finish()]);
   await staging.mapAsync(GPUMapMode.READ, 0, size);
-  const out = staging.getMappedRange(0, size).transfer();
+  const out = Array.from({ length: ranges }, (_, i) => staging.getMappedRange(i * part, part).transfer());
   staging.unmap();
   return out;
 }
@@ -82,6 +94,21 @@ Deno.bench({ group: "64 MiB download", name: "raw copy + map + transfer", baseli
 });
 Deno.bench({ group: "64 MiB download", name: "client.read", n: 15 }, async () => {
   await client.read(big);
+});
+
+Deno.bench(
+  {
+    group: "64 MiB download, 16 handles of 4 MiB",
+    name: "raw 16 copies + one map + 16 transfers",
+    baseline: true,
+    n: 15,
+  },
+  async () => {
+    await rawRead(rawBig, rawBigStaging, BIG, PARTS);
+  },
+);
+Deno.bench({ group: "64 MiB download, 16 handles of 4 MiB", name: "client.readMany", n: 15 }, async () => {
+  await client.readMany(quarters);
 });
 
 globalThis.addEventListener("unload", () => client.destroy());

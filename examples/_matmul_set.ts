@@ -15,7 +15,7 @@
 
 import type { ComputeClient, Handle, Kernel } from "../mod.ts";
 import { defineKernel } from "../mod.ts";
-import { anchor, defineTunableSet, type TunableSet } from "../src/tune/mod.ts";
+import { anchor, defineTunableSet, type TunableSet } from "../mod.ts";
 import {
   MATMUL_CANDIDATES,
   type MatmulConfig,

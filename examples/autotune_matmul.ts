@@ -12,32 +12,26 @@
  *   deno run --allow-env examples/autotune_matmul.ts
  *   SIZES=1024,2048,4096 TUNE_CACHE=memory deno run --allow-env examples/autotune_matmul.ts
  *
- * Until the client has `autotune`, it builds the tuner itself; with it, the
- * `tuner.tune(set, input)` below is `client.autotune(set, input)`.
+ * `client.autotune(set, input)` decides once per key and device, then runs the
+ * winner; `client.server.tuner.decision(set, input)` tells what it chose.
  *
  * @module
  */
 
 import { createClient, type Handle } from "../mod.ts";
-import { createTuneStore, profileMeasurer, tuneDeviceKey, Tuner } from "../src/tune/mod.ts";
 import { defineMatmulSet } from "./_matmul_set.ts";
 
 const env = (k: string) =>
   Deno.permissions.querySync({ name: "env", variable: k }).state === "granted" ? Deno.env.get(k) : undefined;
 
-const client = await createClient();
-const { identity, limits, features } = client.properties;
+const cache = env("TUNE_CACHE") ?? "local-storage";
+const client = await createClient({ tuneCache: cache, logger: { autotune: "basic", sink: "stdout" } });
+const { identity } = client.properties;
 const software = identity.isFallbackAdapter || /llvmpipe|lavapipe|swiftshader/i.test(identity.description);
 const sizes = (env("SIZES") ?? (software ? "64,128,256" : "1024,2048,4096")).split(",").map(Number);
-const cache = env("TUNE_CACHE") ?? "local-storage";
 console.log(`${identity.description}${software ? " (software adapter)" : ""}; decisions in ${cache}`);
 
-const tuner = new Tuner({
-  measurer: profileMeasurer(client),
-  store: createTuneStore(cache),
-  device: tuneDeviceKey({ ...identity, limits, features: features.all, runtime: `deno ${Deno.version.deno}` }),
-  log: (level, message) => level === "warn" && console.log(`  ${message}`),
-});
+const tuner = client.server.tuner;
 const set = defineMatmulSet(client);
 
 function random(n: number, seed: number): Float32Array {
@@ -61,13 +55,13 @@ for (const size of sizes) {
 
   const known = tuner.decision(set, input) !== undefined; // a smaller shape of the same key was tuned
   const t0 = performance.now();
-  await tuner.tune(set, input);
+  await client.autotune(set, input);
   const tuneMs = performance.now() - t0;
   const d = tuner.decision(set, input)!;
 
   const reps = software ? 3 : 20;
   const p = await client.profile(async () => {
-    for (let r = 0; r < reps; r++) await tuner.tune(set, input);
+    for (let r = 0; r < reps; r++) await client.autotune(set, input);
   });
   const times = p.dispatches.map((x) => x.end - x.start).sort((x, y) => x - y);
   const median = times[times.length >> 1]!;

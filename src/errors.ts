@@ -20,3 +20,4 @@ export * from "./errors/launch_errors.ts";
 export * from "./errors/memory_errors.ts";
 export * from "./errors/stream_errors.ts";
 export * from "./errors/kernel_errors.ts";
+export * from "./errors/collective_errors.ts";

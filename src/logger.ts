@@ -46,6 +46,11 @@ export interface LoggerOptions {
   launches?: LogLevel;
   /** Profiling. */
   profiling?: ProfileLogLevel;
+  /**
+   * Autotune: `basic` logs each decision, `full` each candidate's samples too.
+   * A dropped candidate is logged as a warning whatever the level.
+   */
+  autotune?: LogLevel;
   /** Where lines go. @default "stderr" */
   sink?: LogSink;
 }
@@ -89,6 +94,8 @@ export class ServerLogger {
   readonly launchesFull: boolean;
   /** Profiling level. */
   readonly profiling: ProfileLogLevel;
+  /** Autotune decisions logged (warnings always are). */
+  readonly autotune: boolean;
   #sink: LogSink;
   #summary = new Map<string, { count: number; nanos: number }>();
   #appended = false;
@@ -108,6 +115,7 @@ export class ServerLogger {
     this.launches = isOn(options.launches);
     this.launchesFull = options.launches === "full";
     this.profiling = options.profiling ?? "disabled";
+    this.autotune = isOn(options.autotune);
     this.#sink = options.sink ?? "stderr";
   }
 
@@ -213,6 +221,7 @@ function checkOptions(options: unknown): void {
   oneOf("logger.memory", l.memory, LOG_LEVELS);
   oneOf("logger.launches", l.launches, LOG_LEVELS);
   oneOf("logger.profiling", l.profiling, PROFILE_LEVELS);
+  oneOf("logger.autotune", l.autotune, LOG_LEVELS);
   const sink: unknown = l.sink;
   if (sink === undefined || sink === "stderr" || sink === "stdout") return;
   if (sink === null || typeof sink !== "object") {
@@ -286,12 +295,14 @@ export function parseLogEnv(value: string | undefined, options: ParseLogEnvOptio
             out.memory =
             out.launches =
             out.profiling =
+            out.autotune =
               l;}
         break;
       }
       case "compilation":
       case "memory":
-      case "launches": {
+      case "launches":
+      case "autotune": {
         const l = level(v);
         if (l === undefined) ignore(part, `${key} takes basic, full or an off value`);
         else out[key] = l;

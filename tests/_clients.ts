@@ -8,6 +8,7 @@
 
 import { type ClientOptions, type ComputeClient, createClient, WorkerClient } from "../mod.ts";
 import type { AnyClient } from "../server.ts";
+import { TEST_FAST_READS } from "./_gpu.ts";
 
 /** Where a client's server runs. */
 export type ClientKind = "main" | "worker";
@@ -30,6 +31,7 @@ export const CLIENT_KINDS: readonly ClientKind[] = kinds();
  * @returns The client.
  */
 export function clientOf(kind: ClientKind, options: ClientOptions = {}): Promise<AnyClient> {
+  if (TEST_FAST_READS) options = { fastReads: true, ...options };
   return kind === "worker" ? createClient({ ...options, worker: true }) : createClient(options);
 }
 

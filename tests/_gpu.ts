@@ -7,12 +7,26 @@ import { type ClientOptions, type ComputeClient, createClient, defineKernel } fr
 import type { Kernel } from "../mod.ts";
 import type { AnyClient } from "../server.ts";
 
+/**
+ * True when `DENOGPU_TEST_FAST_READS=1`: `withClient` and the model test then
+ * create their clients with `fastReads: true` unless a test says otherwise
+ * (CI runs the suite both ways). False without env permission.
+ */
+export const TEST_FAST_READS: boolean = (() => {
+  try {
+    return Deno.permissions.querySync({ name: "env", variable: "DENOGPU_TEST_FAST_READS" }).state === "granted" &&
+      Deno.env.get("DENOGPU_TEST_FAST_READS") === "1";
+  } catch {
+    return false;
+  }
+})();
+
 /** Creates a client, runs `fn`, and destroys the client even when `fn` throws. */
 export async function withClient(
   fn: (client: ComputeClient) => Promise<void> | void,
   options: ClientOptions = {},
 ): Promise<void> {
-  const client = await createClient(options);
+  const client = await createClient(TEST_FAST_READS ? { fastReads: true, ...options } : options);
   try {
     await fn(client);
   } finally {

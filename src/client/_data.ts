@@ -34,6 +34,33 @@ export function emptyOn(t: Target, size: number): Handle {
   return new Handle(t.server, memory, t.stream, size);
 }
 
+/** Allocates an indirect count (see `ComputeClient.emptyCount`). */
+export function emptyCountOn(t: Target): Handle {
+  t.server.checkAlive();
+  const memory = new ManagedMemory(1, 1);
+  t.server.initializeMemory(memory, 12, t.stream, "count");
+  return new Handle(t.server, memory, t.stream, 12);
+}
+
+/** The 12 bytes of an indirect count `[x, y, z]`, each checked to be a u32 (for `createCount`). */
+export function countBytes(x: number, y: number, z: number): Uint8Array<ArrayBuffer> {
+  const counts = [x, y, z];
+  counts.forEach((v, i) => {
+    if (!Number.isInteger(v) || v < 0 || v > 0xffff_ffff) {
+      throw new RangeError(`createCount: ${"xyz"[i]} must be an integer in [0, 2^32), got ${v}`);
+    }
+  });
+  return new Uint8Array(new Uint32Array(counts).buffer);
+}
+
+/** Allocates an indirect count holding `[x, y, z]` (see `ComputeClient.createCount`). */
+export function createCountOn(t: Target, x: number, y: number, z: number): Handle {
+  const bytes = countBytes(x, y, z);
+  const h = emptyCountOn(t);
+  writeBytes(t, h, bytes);
+  return h;
+}
+
 /** Writes `bytes` into `h`, then takes a lent staging view's buffer back unless told not to. */
 function writeBytes(t: Target, h: Handle, bytes: Uint8Array, recycle = true): void {
   t.server.write([[{ binding: h, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], t.stream);

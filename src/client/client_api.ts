@@ -16,6 +16,7 @@ import type {
   MemoryUsage,
 } from "../contract/memory_types.ts";
 import type {
+  CollectiveOptions,
   CubeCount,
   DeviceProperties,
   InfoWords,
@@ -26,6 +27,10 @@ import type {
 import type { ProfilingToken, StreamId } from "../ids.ts";
 import type { HostData, ProfileOptions, ProfileResult, Tensor, TypedArrayType } from "./client_types.ts";
 import type { Graph } from "./graph_handle.ts";
+import type { AllReduceOptions } from "./collective_client.ts";
+import type { LogicalDevice } from "../collective/device_ids.ts";
+import type { JsonValue, TunableSet } from "../tune/tunable_set.ts";
+import type { TuneOptions } from "../tune/tuner.ts";
 
 /**
  * The methods both clients share, with the same semantics (see
@@ -52,8 +57,16 @@ export interface AnyClient extends Disposable, AsyncDisposable {
   readonly properties: DeviceProperties;
   /** A client of the same device on another stream. */
   onStream(stream: StreamId): AnyClient;
+  /** Whether reads map early (`createClient({ fastReads: true })`, verified at start). */
+  readonly fastReads: boolean;
+  /** The device's kind and logical index. */
+  readonly deviceId: LogicalDevice;
   /** Allocates `size` bytes. */
   empty(size: number): Handle;
+  /** Allocates an indirect workgroup count holding `[x, y, z]`. */
+  createCount(x?: number, y?: number, z?: number): Handle;
+  /** Allocates an indirect workgroup count with unspecified contents. */
+  emptyCount(): Handle;
   /** Allocates memory holding a copy of `data`. */
   create(data: HostData): Handle;
   /** Overwrites a handle's memory. */
@@ -112,6 +125,18 @@ export interface AnyClient extends Disposable, AsyncDisposable {
   endCapture(): Promise<Graph>;
   /** Captures `fn` as a graph. */
   capture(fn: () => unknown): Promise<Graph>;
+  /** Runs the fastest working candidate of `set` for `input`, tuning it on first use. */
+  autotune<In, Out, K extends JsonValue>(set: TunableSet<In, Out, K>, input: In, options?: TuneOptions): Promise<Out>;
+  /** Reduces `src` over `options.devices` into `dst`. */
+  allReduce(src: Handle, dst: Handle, options: AllReduceOptions): Promise<void>;
+  /** Waits for every collective this device called before it. */
+  syncCollective(): Promise<void>;
+  /** Sends a handle's bytes to another device. */
+  send(handle: Handle, to: number | LogicalDevice, options?: CollectiveOptions): Promise<void>;
+  /** Receives another device's bytes into a handle. */
+  recv(handle: Handle, from: number | LogicalDevice, options?: CollectiveOptions): Promise<void>;
+  /** Copies a handle to another client's device. */
+  toClient(handle: Handle, other: { create(data: HostData): Handle }): Promise<Handle>;
   /** Destroys the device. */
   destroy(): void;
 }

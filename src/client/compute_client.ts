@@ -16,14 +16,20 @@ import { badCountForm } from "../contract/launch_checks.ts";
 import type { BufferBinding, CubeCount, InfoWords, LaunchMode, ProfileDuration } from "../contract/types.ts";
 import { ServerError } from "../errors.ts";
 import { captureSection, profileSection } from "./_sections.ts";
-import { MemoryClient } from "./memory_client.ts";
+import { CollectiveClient } from "./collective_client.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
 import { Graph } from "./graph_handle.ts";
+import type { LaunchPath } from "../server/launch_path.ts";
+import type { JsonValue, TunableSet } from "../tune/tunable_set.ts";
+import type { TuneOptions } from "../tune/tuner.ts";
+import type { TuneMeasurer } from "../tune/measurer.ts";
+import { profileMeasurer } from "../tune/profile_measurer.ts";
+import type { WebGpuServer } from "../server/webgpu_server.ts";
 
 /**
  * The client of one device, bound to one stream: launches,
- * synchronisation, profiles and graphs, and (from `MemoryClient`) memory and
- * transfers. Make one with
+ * synchronisation, profiles and graphs, and (from `MemoryClient` and
+ * `CollectiveClient`) memory, transfers and collectives. Make one with
  * `createClient()`; `onStream(id)` gives a client of the same device on
  * another stream.
  *
@@ -42,7 +48,24 @@ import { Graph } from "./graph_handle.ts";
  * console.log(await client.read(x, Float32Array)); // Float32Array(4) [2, 4, 6, 8]
  * ```
  */
-export class ComputeClient extends MemoryClient implements Disposable, AsyncDisposable {
+export class ComputeClient extends CollectiveClient implements Disposable, AsyncDisposable {
+  /** The server's launch path, called directly: every argument is checked at its door. */
+  #launch: LaunchPath;
+  /** Measures autotune rounds on this client's stream (made on first use). */
+  #measurer: TuneMeasurer | null = null;
+
+  /**
+   * Internal: use `createClient()`.
+   *
+   * @param server The server.
+   * @param stream The stream of this client.
+   * @throws {RangeError} When the stream id is not a non-negative safe integer.
+   */
+  constructor(server: WebGpuServer, stream: StreamId = 0) {
+    super(server, stream);
+    this.#launch = server.launchPath;
+  }
+
   /**
    * A client of the same device on another stream. Handles may be shared
    * between streams; the runtime keeps their ordering.
@@ -99,7 +122,7 @@ export class ComputeClient extends MemoryClient implements Disposable, AsyncDisp
     }
     // Every argument is checked once, at the server's door (contract/launch_checks.ts).
     const mode = options === undefined ? "execute" : options.mode ?? "execute";
-    this.server.launchRaw(kernel, buffers, info ?? null, x, y, z, indirect, mode, this.stream);
+    this.#launch.launch(kernel, buffers, info ?? null, x, y, z, indirect, mode, this.stream);
   }
 
   /**
@@ -213,6 +236,29 @@ export class ComputeClient extends MemoryClient implements Disposable, AsyncDisp
    */
   async capture(fn: () => unknown): Promise<Graph> {
     return new Graph(this.server, this.stream, await captureSection(this.server, this.stream, fn));
+  }
+
+  /**
+   * Runs the fastest working candidate of `set` for `input` and returns what
+   * its `run` returned. The first call for a key measures the candidates on
+   * this stream (every candidate's samples of a round share one device wait),
+   * unless the device's `tuneCache` already holds a decision made with the
+   * same candidates and sources; later calls run the winner only. Concurrent
+   * calls for a key share one tuning.
+   *
+   * @param set The candidates (`defineTunableSet`).
+   * @param input The operation's input; `set.key(input)` names the decision.
+   * @param options `signal` cancels the wait; `onProgress` receives the tuning's progress.
+   * @returns What the chosen candidate returned.
+   * @throws {AutotuneError} When no candidate works, listing each one's failure.
+   */
+  autotune<In, Out, K extends JsonValue>(
+    set: TunableSet<In, Out, K>,
+    input: In,
+    options: TuneOptions = {},
+  ): Promise<Out> {
+    this.#measurer ??= profileMeasurer(this);
+    return this.server.tuner.tune(set, input, { ...options, measurer: this.#measurer });
   }
 
   /**

@@ -6,6 +6,7 @@
 
 import { checkStreamId, type StreamId } from "../ids.ts";
 import type { ServerOptions } from "../server/server_options.ts";
+import { openDevice } from "../server/device_registry.ts";
 import { WebGpuServer } from "../server/webgpu_server.ts";
 import { ComputeClient } from "./compute_client.ts";
 import { WorkerClient } from "./worker_client.ts";
@@ -21,6 +22,15 @@ export interface ClientOptions extends ServerOptions {
    * @default false
    */
   worker?: false;
+  /**
+   * The logical device: the first request for an index opens its device (a
+   * `GPUDevice` of the adapter Deno offers) with the request's options; later
+   * requests get a client of the same server and may not change them.
+   * Destroying any of its clients (or `closeDevices`) closes the device for
+   * all of them. When omitted (and no `device` is given), a fresh device at
+   * the lowest free index.
+   */
+  deviceIndex?: number;
 }
 
 /** Options of `createClient({ worker: true })`: plain data only (no `device`). */
@@ -41,8 +51,11 @@ const KNOWN_OPTIONS: Readonly<Record<keyof ClientOptions | keyof WorkerClientOpt
   logger: true,
   timing: true,
   openPassAhead: true,
+  tuneCache: true,
+  fastReads: true,
   stream: true,
   worker: true,
+  deviceIndex: true,
 };
 
 /**
@@ -61,8 +74,10 @@ function refuseUnknownOptions(options: object): void {
 
 /**
  * Requests a WebGPU device (a GPU, or the software adapter when none exists)
- * and returns a client on it. Pass `device` to run on a device you own, or
- * `worker: true` for a `WorkerClient`, whose device lives in a Worker.
+ * and returns a client on it. Pass `deviceIndex` for logical device `n`
+ * (opened by the first request, shared by later ones), `device` to run on
+ * a device you own, or `worker: true` for a `WorkerClient`, whose device
+ * lives in a Worker.
  *
  * @example A client with larger batches, destroyed at the end of the scope
  * ```ts
@@ -102,16 +117,21 @@ export async function createClient(
     throw new TypeError(`createClient: options must be an object, got ${String(options)}`);
   }
   refuseUnknownOptions(options);
-  const stream = options.stream ?? 0;
+  const { stream = 0, deviceIndex, worker: _worker, ...rest } = options;
+  const serverOptions: ServerOptions = rest;
   checkStreamId(stream, "createClient"); // before any device is requested
   const worker: unknown = options.worker;
   if (worker !== undefined && typeof worker !== "boolean") {
     throw new TypeError(`createClient: worker must be a boolean, got ${String(worker)}`);
   }
-  if (options.worker === true) {
-    const { worker: _worker, stream: _stream, ...serverOptions } = options;
-    return await WorkerClient.start(serverOptions, stream);
+  if (deviceIndex !== undefined && serverOptions.device !== undefined) {
+    throw new TypeError("createClient: pass deviceIndex or device, not both (a device you own is not numbered)");
   }
-  const server = await WebGpuServer.create(options as ClientOptions);
+  if (options.worker === true) {
+    return await WorkerClient.start(serverOptions, stream, {}, deviceIndex);
+  }
+  const server = serverOptions.device !== undefined
+    ? await WebGpuServer.create(serverOptions)
+    : await openDevice(serverOptions, deviceIndex);
   return new ComputeClient(server, stream);
 }

@@ -20,7 +20,17 @@ import type {
 } from "../contract/memory_types.ts";
 import type { DeviceProperties, ManagedResource } from "../contract/types.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
-import { createOn, createTensorsOn, emptyOn, emptyTensorsOn, readManyOn, readTensorOn, writeOn } from "./_data.ts";
+import {
+  createCountOn,
+  createOn,
+  createTensorsOn,
+  emptyCountOn,
+  emptyOn,
+  emptyTensorsOn,
+  readManyOn,
+  readTensorOn,
+  writeOn,
+} from "./_data.ts";
 import type { HostData, Tensor, TypedArrayType } from "./client_types.ts";
 
 /**
@@ -63,6 +73,17 @@ export class MemoryClient {
   }
 
   /**
+   * True while fast reads are on: asked for with `createClient({ fastReads:
+   * true })`, on a Deno where they were verified, with the start-up self-test
+   * passed, and no early read failed since. When false, reads and syncs take
+   * the spec path (each waits Deno's fixed 10 ms); `server.fastReadsReason`
+   * says why.
+   */
+  get fastReads(): boolean {
+    return this.server.fastReads;
+  }
+
+  /**
    * Allocates `size` bytes (0 is allowed). Contents are unspecified: a reused
    * slice keeps stale bytes.
    *
@@ -85,6 +106,33 @@ export class MemoryClient {
    */
   create(data: HostData): Handle {
     return createOn(this, data);
+  }
+
+  /**
+   * Allocates an indirect workgroup count holding `[x, y, z]`, for
+   * `launch(kernel, count, ...)`. Counts live on pages of their own, never
+   * shared with a launch's storage bindings, so an indirect dispatch reads
+   * them in place; write them with `write`, or from a kernel that binds the
+   * count as storage (in a launch of its own).
+   *
+   * @param x Workgroups along x.
+   * @param y Workgroups along y.
+   * @param z Workgroups along z.
+   * @returns A 12-byte handle owning one reference.
+   * @throws {RangeError} When a count is not an integer in `[0, 2^32)`.
+   */
+  createCount(x = 1, y = 1, z = 1): Handle {
+    return createCountOn(this, x, y, z);
+  }
+
+  /**
+   * Allocates an indirect workgroup count with unspecified contents (a kernel
+   * writes it); see `createCount`.
+   *
+   * @returns A 12-byte handle owning one reference.
+   */
+  emptyCount(): Handle {
+    return emptyCountOn(this);
   }
 
   /**

@@ -21,11 +21,16 @@ import type { BufferBinding, CubeCount, InfoWords, LaunchMode, ProfileDuration }
 import { ServerError } from "../errors.ts";
 import type { ProfilingToken, StreamId } from "../ids.ts";
 import type { ServerOptions } from "../server/server_options.ts";
-import { type ConnectionOptions, WorkerConnection } from "../worker/connection.ts";
+import type { ConnectionOptions } from "../worker/connection.ts";
+import { WorkerDevice } from "../worker/worker_device.ts";
 import { captureOn, endProfileOn, profileOn } from "./_worker_sections.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
 import { Graph } from "./graph_handle.ts";
-import { WorkerMemoryClient } from "./worker_memory_client.ts";
+import { WorkerCollectiveClient } from "./worker_collective_client.ts";
+import type { JsonValue, TunableSet } from "../tune/tunable_set.ts";
+import type { TuneOptions } from "../tune/tuner.ts";
+import type { TuneMeasurer } from "../tune/measurer.ts";
+import { profileMeasurer } from "../tune/profile_measurer.ts";
 
 /**
  * The client of one device held by a Worker, bound to one stream: the
@@ -41,6 +46,8 @@ import { WorkerMemoryClient } from "./worker_memory_client.ts";
  * | `empty(n)` throws `IoError` when no pool can serve it | that `IoError` is raised by the next draining call (`flush`, `sync`, `read`) |
  * | `server` (the `WebGpuServer`) | none: the server is in the worker |
  * | `destroy()` | also ends the Worker; `ended` resolves once it has closed |
+ * | `allReduce` reduces on the host or the device | on the host: `reduceOn: "device"` is refused at the call |
+ * | `autotune` uses the server's tuner | the tuner runs on this thread, measuring with this client's profiles |
  *
  * A live worker client keeps the process alive: destroy it (or use
  * `await using`). Make one with `createClient({ worker: true })`.
@@ -60,13 +67,18 @@ import { WorkerMemoryClient } from "./worker_memory_client.ts";
  * console.log(await client.read(x, Float32Array)); // Float32Array(4) [2, 4, 6, 8]
  * ```
  */
-export class WorkerClient extends WorkerMemoryClient implements Disposable, AsyncDisposable {
+export class WorkerClient extends WorkerCollectiveClient implements Disposable, AsyncDisposable {
+  /** Measures autotune rounds on this client's stream (made on first use). */
+  #measurer: TuneMeasurer | null = null;
+
   /**
    * Starts a Worker and a server in it (what `createClient({ worker: true })` calls).
    *
    * @param options Server options: plain data only (no `device`).
    * @param stream The client's stream.
    * @param connection Ring size (tests and benches).
+   * @param deviceIndex The logical device (see `ClientOptions.deviceIndex`): a
+   * later request for an open index gets a client of the same worker.
    * @returns The client.
    * @throws {TypeError} For a `device` option (a `GPUDevice` cannot cross to the
    * Worker, which requests its own) or options that are not plain data.
@@ -75,6 +87,7 @@ export class WorkerClient extends WorkerMemoryClient implements Disposable, Asyn
     options: ServerOptions = {},
     stream: StreamId = 0,
     connection: ConnectionOptions = {},
+    deviceIndex?: number,
   ): Promise<WorkerClient> {
     if (options.device !== undefined) {
       throw new TypeError(
@@ -90,7 +103,7 @@ export class WorkerClient extends WorkerMemoryClient implements Disposable, Asyn
         })`,
       );
     }
-    return new WorkerClient(await WorkerConnection.open(options, connection), stream);
+    return new WorkerClient(await WorkerDevice.open(options, connection, deviceIndex), stream);
   }
 
   /** Resolves once the Worker has destroyed its device and closed (after `destroy()`, or a device loss). */
@@ -106,7 +119,7 @@ export class WorkerClient extends WorkerMemoryClient implements Disposable, Asyn
    * @throws {RangeError} When the id is not a non-negative safe integer.
    */
   onStream(stream: StreamId): WorkerClient {
-    return new WorkerClient(this.connection, stream);
+    return new WorkerClient(this.device, stream);
   }
 
   /**
@@ -277,6 +290,27 @@ export class WorkerClient extends WorkerMemoryClient implements Disposable, Asyn
    */
   async capture(fn: () => unknown): Promise<Graph> {
     return new Graph(this.connection, this.stream, await captureOn(this.connection, this.stream, fn));
+  }
+
+  /**
+   * Runs the fastest working candidate of `set` for `input` (see
+   * `ComputeClient.autotune`). The tuner runs on this thread and measures
+   * with this client's profiles; the device's `tuneCache` store is read and
+   * written here.
+   *
+   * @param set The candidates (`defineTunableSet`).
+   * @param input The operation's input; `set.key(input)` names the decision.
+   * @param options `signal` cancels the wait; `onProgress` receives the tuning's progress.
+   * @returns What the chosen candidate returned.
+   * @throws {AutotuneError} When no candidate works, listing each one's failure.
+   */
+  autotune<In, Out, K extends JsonValue>(
+    set: TunableSet<In, Out, K>,
+    input: In,
+    options: TuneOptions = {},
+  ): Promise<Out> {
+    this.#measurer ??= profileMeasurer(this);
+    return this.device.tuner.tune(set, input, { ...options, measurer: this.#measurer });
   }
 
   /**

@@ -24,16 +24,12 @@ import { ResourceLimitError, UnsupportedError } from "../errors.ts";
 import { checkStreamId, type StreamId } from "../ids.ts";
 import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
 import type { WorkerConnection } from "../worker/connection.ts";
-import type { WireBytes, WireDescriptor } from "../worker/protocol.ts";
+import { bytesOf, type WorkerDevice } from "../worker/worker_device.ts";
+import type { WireDescriptor } from "../worker/protocol.ts";
 import type { RemoteMemory } from "../worker/remote_memory.ts";
-import { asTyped, elementSize } from "./_data.ts";
+import { asTyped, countBytes, elementSize } from "./_data.ts";
 import { allocTensors, checkTensorEntries, planTensors, type TensorPlanner } from "./_tensors.ts";
 import { type HostData, type Tensor, toBytes, type TypedArrayType } from "./client_types.ts";
-
-/** The reply of a read, as bytes. */
-function bytesOf(wire: unknown): Uint8Array<ArrayBuffer>[] {
-  return (wire as WireBytes[]).map((b) => new Uint8Array(b.buffer, b.offset, b.length));
-}
 
 /**
  * The memory half of a `WorkerClient`: allocations, uploads, reads, tensor
@@ -52,6 +48,7 @@ function bytesOf(wire: unknown): Uint8Array<ArrayBuffer>[] {
 export class WorkerMemoryClient {
   /** The stream every call of this client targets. */
   readonly stream: StreamId;
+  #device: WorkerDevice;
   #conn: WorkerConnection;
   #planner: TensorPlanner;
 
@@ -59,15 +56,21 @@ export class WorkerMemoryClient {
    * Internal: use `createClient({ worker: true })`.
    *
    * @ignore
-   * @param connection The connection to the worker.
+   * @param device The device held by the worker.
    * @param stream The stream of this client.
    */
-  constructor(connection: WorkerConnection, stream: StreamId = 0) {
+  constructor(device: WorkerDevice, stream: StreamId = 0) {
     checkStreamId(stream, "WorkerClient");
-    this.#conn = connection;
+    this.#device = device;
+    const connection = this.#conn = device.connection;
     this.stream = stream;
     const policy = { layoutPolicy: connection.layoutPolicy };
     this.#planner = { utilities: () => policy, properties: connection.properties };
+  }
+
+  /** @ignore The main thread's side of the device (shared by the clients of every stream). */
+  get device(): WorkerDevice {
+    return this.#device;
   }
 
   /** @ignore The connection to the worker (shared by the clients of every stream). */
@@ -78,6 +81,14 @@ export class WorkerMemoryClient {
   /** Device properties: limits, features, identity (no round trip). */
   get properties(): DeviceProperties {
     return this.#conn.properties;
+  }
+
+  /**
+   * True while the worker's reads, syncs and profile read-backs map early
+   * (see `MemoryClient.fastReads`): decided when the worker's server started.
+   */
+  get fastReads(): boolean {
+    return this.#conn.fastReads;
   }
 
   /**
@@ -94,6 +105,34 @@ export class WorkerMemoryClient {
     this.#conn.checkAlive();
     checkSize(this.#conn, size, "empty");
     return this.#conn.alloc(size, this.stream);
+  }
+
+  /**
+   * Allocates an indirect workgroup count holding `[x, y, z]` on the count
+   * pool (see `MemoryClient.createCount`).
+   *
+   * @param x Workgroups along x.
+   * @param y Workgroups along y.
+   * @param z Workgroups along z.
+   * @returns A 12-byte handle owning one reference.
+   * @throws {RangeError} When a count is not an integer in `[0, 2^32)`.
+   */
+  createCount(x = 1, y = 1, z = 1): Handle {
+    const bytes = countBytes(x, y, z);
+    const h = this.emptyCount();
+    this.#conn.write(h, bytes, this.stream);
+    return h;
+  }
+
+  /**
+   * Allocates an indirect workgroup count with unspecified contents (a kernel
+   * writes it); see `createCount`.
+   *
+   * @returns A 12-byte handle owning one reference.
+   */
+  emptyCount(): Handle {
+    this.#conn.checkAlive();
+    return this.#conn.alloc(12, this.stream, "count");
   }
 
   /**

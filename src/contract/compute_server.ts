@@ -26,6 +26,7 @@ import type { ServerLogger } from "../logger.ts";
 import type { ManagedMemory } from "./managed_memory.ts";
 import type {
   BufferBinding,
+  CollectiveOptions,
   CopyDescriptor,
   CubeCount,
   DeviceId,
@@ -34,6 +35,7 @@ import type {
   KernelArguments,
   LaunchMode,
   ManagedResource,
+  MemoryKind,
   ProfileDuration,
   ReduceOperation,
 } from "./types.ts";
@@ -57,25 +59,37 @@ export interface ServerUtilities {
 }
 
 /**
- * Collectives between devices (CubeCL's `ServerCommunication`).
- * Not available yet: every method throws `UnsupportedError`.
+ * Collectives between devices (CubeCL's `ServerCommunication`), staged
+ * through host memory. The sorted device set names the communicator, and a
+ * device's rank is its position in it; the `n`-th collective call of each
+ * participant joins slot `n` (each direction of a send/recv pair counts its
+ * own slots). A collective reads its source as the work queued before the
+ * call left it. Each call returns a promise, marked handled, that settles
+ * once this device's part is done: the result written on this device, so
+ * work issued afterwards sees it; argument errors throw at once. Failures
+ * are `CollectiveError`s on every participant.
  */
 export interface ServerCommunication {
   /**
-   * Creates the communicator of a sorted device set.
+   * Creates (once) the communicator of a sorted device set.
    *
-   * @param devices The participants.
+   * @param devices The participants, this device among them.
+   * @throws {CollectiveError} `unknown-device` for a device that is not open;
+   * `not-a-participant` when this device is not in the set.
    */
   commInit(devices: readonly DeviceId[]): void;
   /**
-   * Reduces `src` across devices into `dst`.
+   * Reduces `src` across devices into `dst`; every participant calls it with
+   * the same set, element type, reduction and byte count.
    *
    * @param src Source memory.
-   * @param dst Destination memory (may be `src`).
-   * @param dtype Element type.
+   * @param dst Destination memory, as long as `src` (may be `src`).
+   * @param dtype Element type; the element count is the byte count over its size.
    * @param stream Stream to order it on.
-   * @param op `sum` or `mean`.
+   * @param op `sum`, `mean`, `max` or `min`.
    * @param devices The participants.
+   * @param options Timeout, abort signal, where to reduce.
+   * @returns Settles once `dst` holds the result on this device.
    */
   allReduce(
     src: BufferBinding,
@@ -84,31 +98,51 @@ export interface ServerCommunication {
     stream: StreamId,
     op: ReduceOperation,
     devices: readonly DeviceId[],
-  ): void;
+    options?: CollectiveOptions,
+  ): Promise<void>;
   /**
-   * Sends memory to a peer device.
+   * Sends memory to a peer device, which receives it with `recv`.
    *
-   * @param descriptor What to send.
+   * @param descriptor What to send (contiguous).
    * @param dtype Element type.
    * @param stream Stream to order it on.
    * @param dst The receiving device.
+   * @param options Timeout and abort signal.
+   * @returns Settles once the receiver has written the bytes.
    */
-  send(descriptor: CopyDescriptor, dtype: ElemType, stream: StreamId, dst: DeviceId): void;
+  send(
+    descriptor: CopyDescriptor,
+    dtype: ElemType,
+    stream: StreamId,
+    dst: DeviceId,
+    options?: CollectiveOptions,
+  ): Promise<void>;
   /**
-   * Receives memory from a peer device into fresh memory.
+   * Receives memory from a peer device into memory of the same byte count
+   * (CubeCL reserves it here; this port receives into bound memory).
    *
-   * @param memory An uninitialised descriptor to bind.
+   * @param binding Where the bytes go.
    * @param dtype Element type.
    * @param stream Stream to order it on.
    * @param src The sending device.
+   * @param options Timeout and abort signal.
+   * @returns Settles once the bytes are written on this device.
    */
-  recv(memory: ManagedMemory, dtype: ElemType, stream: StreamId, src: DeviceId): void;
+  recv(
+    binding: BufferBinding,
+    dtype: ElemType,
+    stream: StreamId,
+    src: DeviceId,
+    options?: CollectiveOptions,
+  ): Promise<void>;
   /**
-   * Makes later compute work wait for queued collectives.
+   * Waits for every collective this device called before it; later compute
+   * work issued after it settles sees their results.
    *
    * @param stream The compute stream.
+   * @returns Rejects with the earliest `CollectiveError` not reported by an earlier `syncCollective`.
    */
-  syncCollective(stream: StreamId): void;
+  syncCollective(stream: StreamId): Promise<void>;
 }
 
 /** Lifecycle of a per-device service (CubeCL's `DeviceService`). */
@@ -138,9 +172,11 @@ export interface ComputeServer extends ServerCommunication, DeviceService {
    * @param memory A fresh, uninitialised descriptor.
    * @param size Bytes to reserve.
    * @param stream The stream whose pools serve it.
+   * @param kind `count` for an indirect workgroup count (at most 12 bytes), from
+   * pages that hold counts only; `storage` (the default) from the pools, by size.
    * @throws {IoError} `buffer-too-big`, `pool-capacity-exceeded`.
    */
-  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void;
+  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId, kind?: MemoryKind): void;
   /**
    * The server's logger.
    *

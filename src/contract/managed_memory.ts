@@ -98,6 +98,7 @@ export class ManagedMemory {
   drop(): void {
     this.refs--;
     this.handles--;
+    if (this.refs <= 1) this.#released();
   }
 
   /** Adds a binding reference (keeps the slice alive, not counted by `canMut`). */
@@ -108,6 +109,13 @@ export class ManagedMemory {
   /** Drops a binding reference. */
   unpin(): void {
     this.refs--;
+    if (this.refs <= 1) this.#released();
+  }
+
+  /** The slice became free: tells its page (pools that index free slices look there). */
+  #released(): void {
+    const slice = this.slice;
+    if (slice !== null) slice.page.released = true;
   }
 }
 
@@ -121,6 +129,11 @@ export class Page {
   useStream: unknown = null;
   /** That stream's submission epoch when it last used the page. */
   useEpoch: number = -1;
+  /**
+   * Set when one of its slices becomes free (its last handle or binding
+   * dropped); a pool that indexes free slices clears it once it has looked.
+   */
+  released: boolean = false;
 
   /**
    * Creates the instance.
@@ -149,6 +162,8 @@ export class Slice {
   padding: number;
   /** The descriptor that owns this slice. */
   owner: ManagedMemory;
+  /** Pool bookkeeping: true while a best-fit pool lists this free slice in its index. */
+  indexed: boolean = false;
 
   /**
    * Creates the instance.

@@ -20,8 +20,15 @@ export interface MemoryUsage {
 
 /** The effective shape of one pool, after alignment and shrinking. */
 export type PoolShape =
-  | { type: "sliced"; pageSize: number; maxSliceSize: number; maxPoolSize?: number }
-  | { type: "exclusive"; maxAllocSize: number; deallocPeriod?: number }
+  | {
+    type: "sliced";
+    pageSize: number;
+    maxSliceSize: number;
+    maxPoolSize?: number;
+    fit?: "first" | "best";
+    deallocPeriod?: number;
+  }
+  | { type: "exclusive"; maxAllocSize: number; deallocPeriod?: number; sizeClasses?: number }
   | { type: "direct"; reclaimAt?: number }
   | { type: "persistent" };
 
@@ -47,6 +54,8 @@ export interface MemoryReport {
   dynamic: MemoryPoolReport[];
   /** The persistent pool (weights and graph working sets). */
   persistent: MemoryPoolReport;
+  /** The pool of indirect counts made with `createCount`/`emptyCount` (pages that hold counts only). */
+  counts: MemoryPoolReport;
 }
 
 /** One pool of a custom layout. Sizes are in bytes and are rounded up to the device alignment. */
@@ -58,6 +67,13 @@ export type PoolConfig =
     maxAllocSize: number;
     /** Reservations per 5 idle sweeps; omitted means idle pages are kept until cleanup. */
     deallocPeriod?: number;
+    /**
+     * Size classes per doubling: each page is sized to the class of its first
+     * request (at most 2^(1/n) larger) and reused only by requests of that
+     * class or the one below. Omitted: CubeCL's moving-average page size, and
+     * reuse by any smaller request.
+     */
+    sizeClasses?: number;
   }
   | {
     /** Many allocations carved out of large pages. */
@@ -68,7 +84,21 @@ export type PoolConfig =
     maxSliceSize?: number;
     /** Cap on the bytes of all pages together; a full capped pool spills to the next pool. */
     maxPoolSize?: number;
-    /** Accepted for CubeCL parity; sliced pools free pages only on explicit cleanup. */
+    /**
+     * Where a reservation goes: `first` is CubeCL's first free slice that
+     * fits, over pages in creation order; `best` the smallest free slice that
+     * fits, over every page (fewer unusable holes when sizes are mixed). A
+     * `first` pool without a cap also takes "near-page" sizes above
+     * `maxSliceSize` that waste under a fifth of a page (CubeCL's rule); a
+     * `best` pool takes only sizes up to `maxSliceSize`.
+     * @default "first"
+     */
+    fit?: "first" | "best";
+    /**
+     * Reservations a page may stay entirely free before it is given back
+     * (checked every fifth of the period); omitted keeps pages until an
+     * explicit cleanup, as CubeCL does.
+     */
     deallocPeriod?: number;
   }
   | {
@@ -81,13 +111,16 @@ export type PoolConfig =
 /**
  * A memory layout: a preset or an explicit, ordered pool list.
  *
- * - `"subslices"` (the default): a zero-byte pool, a ladder of sliced pools,
- *   and an exclusive tail for the largest allocations.
+ * - `"compact"` (the default): a zero-byte pool, sliced pools with fixed
+ *   pages of 1, 2 and 16 MiB (best fit; pages that stay free are given back),
+ *   and an exclusive tail with size classes up to the largest page.
+ * - `"subslices"`: CubeCL's native ladder, with page sizes derived from
+ *   `maxStorageBufferBindingSize`, and an exclusive tail.
  * - `"exclusive-pages"`: 24 exclusive buckets from 32 KiB to the largest page.
  * - `{ pools }`: your own pools, in routing order (the first pool that
  *   accepts a size serves it).
  */
-export type MemoryConfiguration = "subslices" | "exclusive-pages" | { pools: PoolConfig[] };
+export type MemoryConfiguration = "compact" | "subslices" | "exclusive-pages" | { pools: PoolConfig[] };
 
 /**
  * How persistent allocation mode is honoured (CubeCL's `persistent_memory`):

@@ -144,11 +144,27 @@ export interface DeviceId {
   readonly indexId: number;
 }
 
-/** Reduction of a collective. */
-export type ReduceOperation = "sum" | "mean";
+/** Reduction of a collective: CubeCL's `sum` and `mean`, and the element-wise `max` and `min`. */
+export type ReduceOperation = "sum" | "mean" | "max" | "min";
 
 /** Element type of a collective. */
 export type ElemType = "f32" | "i32" | "u32" | "f16";
+
+/** How long a collective waits for its peers, and where an all-reduce reduces. */
+export interface CollectiveOptions {
+  /** Milliseconds to wait for every participant to join before failing with `timeout`. @default 30000 */
+  timeout?: number;
+  /** Fails the collective with `aborted` when it fires before every participant has joined. */
+  signal?: AbortSignal;
+  /**
+   * Where an all-reduce reduces: on the host, on the device of rank 0, or
+   * `auto`: from 4 MiB per device, where this device set measured whole
+   * all-reduces of the size to be faster (it tries each once), on the host
+   * below that. `f16` always reduces on the host. Every participant must pass
+   * the same. @default "auto"
+   */
+  reduceOn?: "auto" | "host" | "device";
+}
 
 /** What the hardware offers (CubeCL's `DeviceProperties.hardware`). */
 export interface HardwareProperties {
@@ -230,6 +246,14 @@ export interface DispatchTiming {
   /** Device end, on the same axis as `start`. */
   readonly end: number;
 }
+
+/**
+ * What memory is for, at `initializeMemory`: `storage` (the pools, by size) or
+ * `count`, an indirect workgroup count of three u32 from a pool whose pages
+ * hold counts only, so no launch's storage binding ever shares its buffer and
+ * an indirect dispatch reads it in place.
+ */
+export type MemoryKind = "storage" | "count";
 
 /** Info words accepted by a launch: any 32-bit typed array. */
 export type InfoWords = Uint32Array | Int32Array | Float32Array;

@@ -1,7 +1,9 @@
 /**
  * One allocation per page (CubeCL's exclusive pool). Pages are sized from a
- * moving average of requests so that similar sizes reuse each other, and idle
- * pages are freed by a periodic sweep.
+ * moving average of requests so that similar sizes reuse each other, or, with
+ * `sizeClasses`, to the size class of the request (so that a page wastes at
+ * most one class step and is reused only by requests of its size); idle pages
+ * are freed by a periodic sweep.
  *
  * @module
  */
@@ -20,6 +22,8 @@ export interface ExclusivePoolOptions {
   maxAllocSize: number;
   /** Reservations between idle sweeps × 5; no sweeps when absent. */
   deallocPeriod?: number;
+  /** Size classes per doubling; absent sizes pages from the moving average. */
+  sizeClasses?: number;
 }
 
 /** `freeCount` of a new page: its first idle sweep frees it unless it was reused. */
@@ -33,6 +37,7 @@ export class ExclusivePool implements MemoryPool {
   #max: number;
   #period: number | undefined;
   #avg: number;
+  #classes: number | undefined;
   /** CubeCL's per-page `free_count`; weak, so a freed page's entry goes with it. */
   #freeCount = new WeakMap<Page, number>();
 
@@ -48,6 +53,7 @@ export class ExclusivePool implements MemoryPool {
     this.#max = options.maxAllocSize;
     this.#period = options.deallocPeriod;
     this.#avg = options.maxAllocSize / 2;
+    this.#classes = options.sizeClasses;
   }
 
   get shape(): PoolShape {
@@ -55,6 +61,7 @@ export class ExclusivePool implements MemoryPool {
       type: "exclusive",
       maxAllocSize: this.#max,
       ...(this.#period === undefined ? {} : { deallocPeriod: this.#period }),
+      ...(this.#classes === undefined ? {} : { sizeClasses: this.#classes }),
     };
   }
 
@@ -68,14 +75,21 @@ export class ExclusivePool implements MemoryPool {
 
   tryReserve(size: number): ManagedMemory | null {
     this.#avg = this.#avg * 0.99 + size * 0.01;
+    // With size classes: the smallest free page of this class or the next (CubeCL: any page that fits).
+    const most = this.#classes === undefined ? Infinity : this.#classSize(this.#classSize(size) + 1);
     let best: Page | null = null;
     let bestCount = Infinity;
+    let bestSize = Infinity;
     for (const page of this.#pages.list) {
-      if (!pageIsFree(page) || page.storage.size < size) continue;
+      const bytes = page.storage.size;
+      if (bytes < size || bytes > most || !pageIsFree(page)) continue;
       const count = this.#freeCount.get(page)!;
-      if (count >= bestCount) continue;
+      if (this.#classes === undefined) {
+        if (count >= bestCount) continue;
+      } else if (bytes > bestSize || (bytes === bestSize && count >= bestCount)) continue;
       best = page;
       bestCount = count;
+      bestSize = bytes;
     }
     if (best === null) return null;
     this.#freeCount.set(best, Math.max(0, bestCount - 1));
@@ -92,9 +106,24 @@ export class ExclusivePool implements MemoryPool {
     }
     const align = this.#pages.alignment;
     // Exclusive pages are always eager, even under a dry run (CubeCL does the same).
-    const page = this.#pages.add(alignUp(Math.ceil(Math.max(this.#avg, size)), align), false);
+    const bytes = this.#classes === undefined
+      ? alignUp(Math.ceil(Math.max(this.#avg, size)), align)
+      : this.#classSize(size);
+    const page = this.#pages.add(bytes, false);
     this.#freeCount.set(page, FRESH_FREE_COUNT);
     return this.#pages.assign(page.slices[0]!, size, paddingFor(size, align));
+  }
+
+  /** The smallest class size (aligned, at most `maxAllocSize` unless `size` is above it) holding `size`. */
+  #classSize(size: number): number {
+    const n = this.#classes!;
+    const align = this.#pages.alignment;
+    if (size <= align) return align;
+    let k = Math.ceil(Math.log2(size) * n);
+    // log2 may land a few ulps off an exact class: step back while the class below still holds the size.
+    while (Math.ceil(2 ** ((k - 1) / n)) >= size) k--;
+    const bytes = alignUp(Math.ceil(2 ** (k / n)), align);
+    return Math.max(size <= this.#max ? Math.min(bytes, this.#max) : bytes, alignUp(size, align));
   }
 
   usage(): MemoryUsage {

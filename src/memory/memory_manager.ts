@@ -62,6 +62,8 @@ function buildPools(storage: ComputeStorage, pools: PoolConfig[], label: string)
           pageSize: p.pageSize,
           maxSliceSize: p.maxSliceSize ?? p.pageSize,
           ...(p.maxPoolSize === undefined ? {} : { maxPoolSize: p.maxPoolSize }),
+          ...(p.fit === undefined ? {} : { fit: p.fit }),
+          ...(p.deallocPeriod === undefined ? {} : { deallocPeriod: p.deallocPeriod }),
         }, l);
       case "exclusive":
         return new ExclusivePool(storage, p, l);
@@ -273,7 +275,7 @@ export class MemoryManager {
   }
 
   /** Per-pool report in routing order, then the persistent pool. */
-  report(): MemoryReport {
+  report(): Omit<MemoryReport, "counts"> {
     return { dynamic: this.#pools.map((p) => p.report()), persistent: this.#persistent.report() };
   }
 

@@ -53,9 +53,13 @@ function formatShape(shape: PoolShape): string {
     case "sliced":
       return `sliced(page ${formatBytes(shape.pageSize)}, slices ≤ ${formatBytes(shape.maxSliceSize)}${
         shape.maxPoolSize === undefined ? "" : `, cap ${formatBytes(shape.maxPoolSize)}`
+      }${shape.fit === "best" ? ", best fit" : ""}${
+        shape.deallocPeriod === undefined ? "" : `, idle pages freed after ${shape.deallocPeriod}`
       })`;
     case "exclusive":
-      return `exclusive(≤ ${formatBytes(shape.maxAllocSize)})`;
+      return `exclusive(≤ ${formatBytes(shape.maxAllocSize)}${
+        shape.sizeClasses === undefined ? "" : `, ${shape.sizeClasses} classes/2×`
+      })`;
     case "direct":
       return `direct(${shape.reclaimAt === undefined ? "no watermark" : `reclaim at ${formatBytes(shape.reclaimAt)}`})`;
     case "persistent":
@@ -81,13 +85,11 @@ function formatShape(shape: PoolShape): string {
 export function formatMemoryReport(report: MemoryReport): string {
   const rows = [
     ...report.dynamic.map((r, i) => [String(i), r] as const),
-    [
-      "P",
-      report.persistent,
-    ] as const,
+    ["P", report.persistent] as const,
+    ...(report.counts === undefined ? [] : [["C", report.counts] as const]),
   ];
   const lines = rows.map(([idx, r]) =>
-    `  ${idx.padStart(2)} ${formatShape(r.kind).padEnd(44)} pages ${String(r.pages).padStart(3)} (peak ${r.pagesPeak}${
+    `  ${idx.padStart(2)} ${formatShape(r.kind).padEnd(80)} pages ${String(r.pages).padStart(3)} (peak ${r.pagesPeak}${
       r.pagesUnmapped ? `, ${r.pagesUnmapped} unmapped` : ""
     })  ${formatMemoryUsage(r.usage)}${r.largestAlloc ? `; largest ${formatBytes(r.largestAlloc)}` : ""}`
   );

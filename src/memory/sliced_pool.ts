@@ -1,17 +1,30 @@
 /**
  * A pool that carves many allocations out of large pages (CubeCL's sliced
- * pool). First fit over pages in creation order, coalescing free neighbours.
+ * pool), coalescing free neighbours.
+ *
+ * Placement is CubeCL's first fit over pages in creation order, or best fit
+ * (the smallest free slice that holds the request, over every page), which
+ * leaves fewer unusable holes when sizes are mixed; a best-fit pool serves
+ * only sizes up to its largest slice (no near-page strays, which would each
+ * take a page of a pool meant for small slices). With `deallocPeriod`, a
+ * page that stays entirely free while that many reservations of its manager go
+ * by is given back (CubeCL's sliced pools keep every page until an explicit
+ * cleanup); a page that some reservation uses at least that often is kept.
  *
  * @module
  */
 
 import { alignDown, paddingFor } from "../_util/align.ts";
 import { IoError } from "../errors.ts";
-import { PoolPages } from "./_pool_pages.ts";
+import { FreeSlices } from "./_free_slices.ts";
+import { pageIsFree, PoolPages } from "./_pool_pages.ts";
 import { type ManagedMemory, type Page, poolOwned, Slice } from "../contract/managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
 import type { ComputeStorage } from "../contract/storage.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
+
+/** Where a sliced pool puts a reservation among its free slices. */
+export type SliceFit = "first" | "best";
 
 /** Shape of a sliced pool, in bytes. */
 export interface SlicedPoolOptions {
@@ -21,18 +34,35 @@ export interface SlicedPoolOptions {
   maxSliceSize: number;
   /** Optional cap on the bytes of all pages together. */
   maxPoolSize?: number;
+  /** Where a reservation goes among the free slices. @default "first" */
+  fit?: SliceFit;
+  /** Reservations a page may stay entirely free before it is given back; absent keeps pages. */
+  deallocPeriod?: number;
 }
 
 /** Most pages a sliced pool may hold (the configuration check uses it too). */
 export const MAX_SLICED_POOL_PAGES = 65535;
 
-/** Many allocations per `GPUBuffer`, first fit, coalescing. */
+/** Many allocations per `GPUBuffer`, first or best fit, coalescing. */
 export class SlicedPool implements MemoryPool {
   #pages: PoolPages;
   #pageSize: number;
   #maxSlice: number;
   #maxPages: number;
   #cap: number | undefined;
+  #fit: SliceFit;
+  #period: number | undefined;
+  /** The manager's reservation count at the latest cleanup: the pool's clock. */
+  #now = 0;
+  #sweptAt = -1;
+  /** Per page, the clock when it was last seen holding or taking an allocation. */
+  #busyAt = new Map<Page, number>();
+  /**
+   * Best fit: every free slice of every page, by ascending extent, then older
+   * page (so that newer pages drain and can be given back), then offset.
+   * Pages flagged `released` are coalesced and re-listed before each search.
+   */
+  #free = new FreeSlices();
 
   /**
    * Creates the instance.
@@ -53,6 +83,8 @@ export class SlicedPool implements MemoryPool {
     this.#maxPages = this.#cap === undefined
       ? MAX_SLICED_POOL_PAGES
       : Math.min(MAX_SLICED_POOL_PAGES, Math.floor(this.#cap / page));
+    this.#fit = options.fit ?? "first";
+    this.#period = options.deallocPeriod;
   }
 
   get shape(): PoolShape {
@@ -61,6 +93,8 @@ export class SlicedPool implements MemoryPool {
       pageSize: this.#pageSize,
       maxSliceSize: this.#maxSlice,
       ...(this.#cap === undefined ? {} : { maxPoolSize: this.#cap }),
+      ...(this.#fit === "first" ? {} : { fit: this.#fit }),
+      ...(this.#period === undefined ? {} : { deallocPeriod: this.#period }),
     };
   }
 
@@ -70,17 +104,42 @@ export class SlicedPool implements MemoryPool {
 
   accept(size: number): boolean {
     if (size <= this.#maxSlice) return true;
-    if (this.#cap !== undefined) return false;
+    // Near-page strays (CubeCL): first-fit pools without a cap only.
+    if (this.#cap !== undefined || this.#fit === "best") return false;
     const waste = this.#pageSize - size;
     return waste >= 0 && waste * 5 < this.#pageSize;
   }
 
   tryReserve(size: number): ManagedMemory | null {
-    for (const page of this.#pages.list) {
-      const desc = this.#reserveIn(page, size);
-      if (desc !== null) return desc;
+    const padding = paddingFor(size, this.#pages.alignment);
+    const need = size + padding;
+    if (this.#fit === "first") {
+      for (const page of this.#pages.list) {
+        coalesce(page);
+        const i = firstFit(page.slices, need);
+        if (i >= 0) return this.#carve(page, i, size, padding);
+      }
+      return null;
     }
-    return null;
+    const free = this.#free;
+    for (const page of this.#pages.list) {
+      if (!page.released) continue;
+      page.released = false;
+      free.refresh(page);
+    }
+    const at = free.bestFit(need);
+    if (at < 0) return null;
+    const slice = free.at(at);
+    return this.#carve(slice.page, slice.page.slices.indexOf(slice), size, padding, at);
+  }
+
+  /** Lists every free slice of every page again (after pages were freed). */
+  #reindex(): void {
+    this.#free.clear();
+    for (const page of this.#pages.list) {
+      page.released = false;
+      this.#free.refresh(page);
+    }
   }
 
   alloc(size: number, lazy: boolean): ManagedMemory {
@@ -94,24 +153,31 @@ export class SlicedPool implements MemoryPool {
       );
     }
     const page = this.#pages.add(this.#pageSize, lazy);
-    const desc = this.#reserveIn(page, size);
-    if (desc === null) throw new Error(`${this.#pages.label}: a fresh page could not hold ${size} B`);
-    return desc;
+    const padding = paddingFor(size, this.#pages.alignment);
+    if (page.slices[0]!.effectiveSize < size + padding) {
+      throw new Error(`${this.#pages.label}: a fresh page could not hold ${size} B`);
+    }
+    return this.#carve(page, 0, size, padding);
   }
 
-  /** Coalesces `page`, then carves `size` bytes from its first free slice that fits. */
-  #reserveIn(page: Page, size: number): ManagedMemory | null {
-    const padding = paddingFor(size, this.#pages.alignment);
-    const need = size + padding;
-    coalesce(page);
+  /**
+   * Carves `size` bytes (plus `padding`) from the front of free slice `i` of
+   * `page`; a best-fit pool lists the remainder in place of the slice (at
+   * position `listed` of its index, or as a new entry).
+   */
+  #carve(page: Page, i: number, size: number, padding: number, listed = -1): ManagedMemory {
     const slices = page.slices;
-    const i = slices.findIndex((s) => s.isFree() && s.effectiveSize >= need);
-    if (i < 0) return null;
     const s = slices[i]!;
+    const need = size + padding;
     const extent = s.effectiveSize;
+    let rest: Slice | null = null;
     if (extent > need) {
-      slices.splice(i + 1, 0, new Slice(page, s.offset + need, extent - need, 0, poolOwned()));
+      rest = new Slice(page, s.offset + need, extent - need, 0, poolOwned());
+      slices.splice(i + 1, 0, rest);
     }
+    if (listed >= 0) this.#free.replace(listed, rest);
+    else if (rest !== null && this.#fit === "best") this.#free.add(rest);
+    if (this.#period !== undefined) this.#busyAt.set(page, this.#now);
     return this.#pages.assign(s, size, padding);
   }
 
@@ -123,15 +189,41 @@ export class SlicedPool implements MemoryPool {
     return this.#pages.report(this.shape);
   }
 
-  cleanup(_reservations: number, explicit: boolean): void {
-    if (!explicit) return;
+  cleanup(reservations: number, explicit: boolean): void {
+    this.#now = reservations;
+    if (explicit) {
+      this.#pages.freeWhere((page) => {
+        coalesce(page);
+        return page.slices.length === 1 && page.slices[0]!.isFree() && this.#busyAt.delete(page) !== null;
+      });
+      if (this.#fit === "best") this.#reindex();
+      return;
+    }
+    const period = this.#period;
+    if (period === undefined || reservations === this.#sweptAt) return;
+    if (reservations % Math.max(1, Math.floor(period / 5)) !== 0) return;
+    this.#sweptAt = reservations;
+    const before = this.#pages.count;
     this.#pages.freeWhere((page) => {
-      coalesce(page);
-      const only = page.slices[0]!;
-      if (page.slices.length !== 1 || !only.isFree()) return false;
+      if (!pageIsFree(page)) {
+        this.#busyAt.set(page, reservations);
+        return false;
+      }
+      if (reservations - (this.#busyAt.get(page) ?? reservations) < period) return false;
+      this.#busyAt.delete(page);
       return true;
     });
+    if (this.#fit === "best" && this.#pages.count !== before) this.#reindex();
   }
+}
+
+/** Index of the first free slice of at least `need` bytes, or -1. */
+function firstFit(slices: readonly Slice[], need: number): number {
+  for (let i = 0; i < slices.length; i++) {
+    const s = slices[i]!;
+    if (s.effectiveSize >= need && s.isFree()) return i;
+  }
+  return -1;
 }
 
 /** Merges runs of adjacent free slices of a page into one free slice. */

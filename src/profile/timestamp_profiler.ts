@@ -18,6 +18,8 @@
 import type { ServerError } from "../errors.ts";
 import type { ProfilingToken, StreamId } from "../ids.ts";
 import type { DispatchTiming } from "../contract/types.ts";
+import type { FastReads } from "../memory/fast_reads.ts";
+import { ReadbackBuffer, type ReadbackPool } from "../memory/readback_pool.ts";
 import { OpenProfiles } from "./_open_profiles.ts";
 
 interface PassRecord {
@@ -26,10 +28,20 @@ interface PassRecord {
 }
 
 interface Batch {
-  readback: GPUBuffer;
+  readback: ReadbackBuffer;
+  /** Bytes of timestamps in `readback`. */
+  bytes: number;
   resolve: GPUBuffer;
   passes: PassRecord[];
   submitted: boolean;
+}
+
+/** Where a profiler's readback buffers come from: its stream's pool, mapped early with fast reads. */
+export interface ProfilerReadbacks {
+  /** The stream's read-back staging buffers. */
+  pool: ReadbackPool;
+  /** Whether to map them early. */
+  fastReads: FastReads;
 }
 
 const QUERIES = 512;
@@ -63,6 +75,7 @@ export class TimestampProfiler {
   #reading: Promise<void> | null = null;
   #retired: GPUQuerySet[] = [];
   #ending = new Map<number, number>();
+  #readbacks: ProfilerReadbacks | null;
 
   /**
    * Creates the profiler.
@@ -71,8 +84,17 @@ export class TimestampProfiler {
    * @param stream The stream slot profiled.
    * @param label Label prefix of its GPU objects.
    * @param origin Origin of device time, shared by the profilers of the server's streams.
+   * @param readbacks The stream's staging pool and fast-reads switch; without
+   * them each batch gets its own readback buffer, read through the spec path.
    */
-  constructor(device: GPUDevice, stream: StreamId, label: string, origin: TimestampOrigin = { ticks: null }) {
+  constructor(
+    device: GPUDevice,
+    stream: StreamId,
+    label: string,
+    origin: TimestampOrigin = { ticks: null },
+    readbacks: ProfilerReadbacks | null = null,
+  ) {
+    this.#readbacks = readbacks;
     this.#origin = origin;
     this.#device = device;
     this.#stream = stream;
@@ -215,14 +237,13 @@ export class TimestampProfiler {
       size: bytes,
       usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
     });
-    const readback = this.#device.createBuffer({
-      label: `${this.#label} timestamp readback`,
-      size: bytes,
-      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-    });
+    const rb = this.#readbacks;
+    const readback = rb === null
+      ? new ReadbackBuffer(this.#device, bytes, `${this.#label} timestamp readback`)
+      : rb.pool.acquire(bytes, rb.fastReads.active);
     encoder.resolveQuerySet(this.#querySet, this.#from, count, resolve, 0);
-    encoder.copyBufferToBuffer(resolve, 0, readback, 0, bytes);
-    this.#batches.push({ readback, resolve, passes: this.#current, submitted: false });
+    encoder.copyBufferToBuffer(resolve, 0, readback.buffer, 0, bytes);
+    this.#batches.push({ readback, bytes, resolve, passes: this.#current, submitted: false });
     this.#current = [];
     this.#from = this.#used;
     if (this.#used + 2 > QUERIES) {
@@ -250,9 +271,22 @@ export class TimestampProfiler {
     const batches = this.#batches.filter((b) => b.submitted);
     if (batches.length === 0) return Promise.resolve();
     this.#batches = this.#batches.filter((b) => !b.submitted);
-    this.#reading = Promise.all(batches.map((b) => b.readback.mapAsync(GPUMapMode.READ))).then(() => {
-      for (const b of batches) {
-        const t = new BigUint64Array(b.readback.getMappedRange());
+    const rb = this.#readbacks;
+    const early = rb !== null && rb.fastReads.active;
+    this.#reading = this.#map(batches, early).then(async () => {
+      let times: BigUint64Array[];
+      try {
+        times = batches.map((b) => new BigUint64Array(b.readback.buffer.getMappedRange(0, b.bytes)));
+      } catch (cause) {
+        if (!early) throw cause;
+        // An early range could not be read: the spec path from here on, for these batches too.
+        rb.fastReads.disable(`reading an early-mapped timestamp buffer threw (${String(cause)})`);
+        for (const b of batches) b.readback.unmap();
+        await this.#map(batches, false);
+        times = batches.map((b) => new BigUint64Array(b.readback.buffer.getMappedRange(0, b.bytes)));
+      }
+      batches.forEach((b, k) => {
+        const t = times[k]!;
         const base = this.#origin.ticks ??= t[0]!;
         b.passes.forEach((p, i) => {
           const start = Number(t[2 * i]! - base);
@@ -263,14 +297,14 @@ export class TimestampProfiler {
           this.#log?.(timing);
         });
         b.readback.unmap();
-        b.readback.destroy();
+        this.#giveBack(b.readback);
         b.resolve.destroy();
-      }
+      });
       if (this.#log !== null) this.#prune(); // logged: keep only what an open or ending profile covers
     }).catch((e: unknown) => {
       // The map failed (the device is gone): free the buffers it would have freed.
       for (const b of batches) {
-        b.readback.destroy();
+        this.#discard(b.readback);
         b.resolve.destroy();
       }
       throw e;
@@ -278,6 +312,29 @@ export class TimestampProfiler {
       this.#reading = null;
     });
     return this.#reading;
+  }
+
+  /** Maps the batches' readback buffers (early where allowed), settling once every one is mapped. */
+  #map(batches: readonly Batch[], early: boolean): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (const b of batches) {
+      const w = b.readback.map(b.bytes, early);
+      if (w !== null) waits.push(w);
+    }
+    if (early) this.#readbacks?.pool.primeWanted();
+    return Promise.all(waits).then(() => {});
+  }
+
+  /** Puts a readback buffer back in its pool (destroys one of its own). */
+  #giveBack(b: ReadbackBuffer): void {
+    if (this.#readbacks === null) b.destroy();
+    else this.#readbacks.pool.release(b);
+  }
+
+  /** Destroys a readback buffer (from its pool: once its early map settles). */
+  #discard(b: ReadbackBuffer): void {
+    if (this.#readbacks === null) b.destroy();
+    else this.#readbacks.pool.discard(b);
   }
 
   #prune(): void {
@@ -293,7 +350,7 @@ export class TimestampProfiler {
     for (const q of this.#retired) q.destroy();
     this.#retired = [];
     for (const b of this.#batches) {
-      b.readback.destroy();
+      this.#discard(b.readback);
       b.resolve.destroy();
     }
     this.#batches = [];

@@ -25,7 +25,9 @@ import type { ManagedMemory } from "../contract/managed_memory.ts";
 import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
 import type { Stream } from "../stream/stream.ts";
 import type { StreamHost, StreamSlots } from "./stream_slots.ts";
-import type { DeviceProperties } from "../contract/types.ts";
+import type { DeviceProperties, MemoryKind } from "../contract/types.ts";
+import { COUNT_BYTES } from "../memory/count_pool.ts";
+import { combineUsage } from "../memory/memory_usage.ts";
 import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
 
 /** What `ServerMemory` is built with. */
@@ -72,19 +74,27 @@ export class ServerMemory {
    * @param size Bytes to reserve.
    * @param stream The stream whose pools serve it.
    * @param dryRun True inside a dry run: a new page gets no device memory until used.
+   * @param usage `count` reserves an indirect count (at most 12 bytes) from the stream's count pool.
    * @throws {DeviceLostError} Once the device is gone.
-   * @throws {RangeError} When `size` is not a non-negative integer.
-   * @throws {TypeError} When `memory` is already initialised.
+   * @throws {RangeError} When `size` is not a non-negative integer, or above 12 for a count.
+   * @throws {TypeError} When `memory` is already initialised, or `usage` is unknown.
    * @throws {IoError} `buffer-too-big`, `pool-capacity-exceeded`.
    */
-  initialize(memory: ManagedMemory, size: number, stream: StreamId, dryRun: boolean): void {
+  initialize(memory: ManagedMemory, size: number, stream: StreamId, dryRun: boolean, usage: MemoryKind): void {
     this.#server.checkAlive();
     if (!Number.isSafeInteger(size) || size < 0) {
       throw new RangeError(`initializeMemory: size must be a non-negative integer, got ${size}`);
     }
+    if (usage !== "storage" && usage !== "count") {
+      throw new TypeError(`initializeMemory: usage must be "storage" or "count", got ${String(usage)}`);
+    }
+    if (usage === "count" && size > COUNT_BYTES) {
+      throw new RangeError(`initializeMemory: a count holds ${COUNT_BYTES} B (three u32), ${size} B asked`);
+    }
     if (memory.slice !== null) throw new TypeError(`initializeMemory: memory ${memory.id} is already initialized`);
-    const mm = this.#server.stream(stream).memory;
-    const reserved = mm.reserve(size, dryRun);
+    const s = this.#server.stream(stream);
+    const mm = s.memory;
+    const reserved = usage === "count" ? s.counts.reserve(dryRun) : mm.reserve(size, dryRun);
     mm.bind(reserved, memory);
     memory.boundBy(this.#server); // reads and writes through another server refuse it
     if (this.#logger.memoryFull) {
@@ -100,7 +110,8 @@ export class ServerMemory {
    * @throws {DeviceLostError} Once the device is gone.
    */
   usage(stream: StreamId): MemoryUsage {
-    return this.#submitted(stream).memory.usage();
+    const s = this.#submitted(stream);
+    return combineUsage(s.memory.usage(), s.counts.usage());
   }
 
   /**
@@ -111,7 +122,8 @@ export class ServerMemory {
    * @throws {DeviceLostError} Once the device is gone.
    */
   report(stream: StreamId): MemoryReport {
-    return this.#submitted(stream).memory.report();
+    const s = this.#submitted(stream);
+    return { ...s.memory.report(), counts: s.counts.report() };
   }
 
   /**
@@ -124,6 +136,7 @@ export class ServerMemory {
   cleanup(stream: StreamId): void {
     const s = this.#submitted(stream);
     s.memory.cleanup(true);
+    s.counts.cleanup();
     s.staging.clear();
     this.#hostStaging.clear();
   }

@@ -6,6 +6,7 @@
 
 import type { LoggerOptions } from "../logger.ts";
 import type { DeviceOptions } from "./device.ts";
+import type { TuneCacheOption } from "../tune/create_tune_store.ts";
 import type { MemoryConfiguration, PersistentMemoryPolicy } from "../contract/memory_types.ts";
 
 /** Options of a server. */
@@ -17,7 +18,7 @@ export interface ServerOptions extends DeviceOptions {
   tasksMax?: number;
   /** Number of stream slots; stream `id` uses slot `id % maxStreams`. @default 128 */
   maxStreams?: number;
-  /** Pool layout of the main memory of every stream. @default "subslices" */
+  /** Pool layout of the main memory of every stream. @default "compact" */
   memory?: MemoryConfiguration;
   /** How persistent allocation mode is honoured. @default "enabled" */
   persistentMemory?: PersistentMemoryPolicy;
@@ -39,6 +40,25 @@ export interface ServerOptions extends DeviceOptions {
    * @default true on hardware adapters, false on fallback (software) ones
    */
   openPassAhead?: boolean;
+  /**
+   * Where autotune decisions persist: `"local-storage"` (Deno's
+   * `localStorage`, shared by `deno run`, `deno test` and `deno bench` of one
+   * project; no permission), `"memory"` (nothing persists), a JSON file path
+   * or `file:` URL (read and write permission for it), or a store.
+   * @default "local-storage"
+   */
+  tuneCache?: TuneCacheOption;
+  /**
+   * Fast reads (opt-in): reads, `readMany`, `readTensor`, `sync` and profile
+   * read-backs skip the fixed 10 ms Deno 2.9 waits after the device is done,
+   * by reading a staging buffer as soon as `mapAsync()` returns (the mapping
+   * is complete then, though its promise settles 10 ms later). This relies on
+   * Deno not checking the map state, so it is on only on Deno 2.9.x and after
+   * a self-test when the client starts; otherwise the client warns once and
+   * reads through the spec path. `client.fastReads` says whether it is on.
+   * @default false
+   */
+  fastReads?: boolean;
 }
 
 /** Default dispatches per submit (see `bench/RESULTS.md` for the measurement behind it). */

@@ -16,10 +16,14 @@ import { PipelineCache } from "../kernel/pipeline_cache.ts";
 import { ServerLogger } from "../logger.ts";
 import { HostStagingPool } from "../memory/host_staging.ts";
 import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
+import { Tuner } from "../tune/tuner.ts";
+import { createTuneStore } from "../tune/create_tune_store.ts";
+import { tuneDeviceKey } from "../tune/device_key.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
 import { DeviceContext } from "../stream/device_context.ts";
 import type { ServerUtilities } from "../contract/compute_server.ts";
 import { DrainingCalls } from "./draining_calls.ts";
+import { LaunchPath } from "./launch_path.ts";
 import { HostTransfers } from "./host_transfers.ts";
 import { ServerMemory } from "./server_memory.ts";
 import { DEFAULT_TASKS_MAX, type ServerOptions } from "./server_options.ts";
@@ -59,6 +63,10 @@ export interface ServerSetup {
   readonly drains: DrainingCalls;
   /** The captured graphs. */
   readonly graphs: GraphRegistry;
+  /** The device's autotuner: decisions per device, persisted in the `tuneCache` store. */
+  readonly tuner: Tuner;
+  /** The launch path, which every launch passes (its door checks against the device's limits). */
+  readonly path: LaunchPath;
 }
 
 /**
@@ -69,7 +77,7 @@ export interface ServerSetup {
  * @returns The device context, utilities, stream slots, launch logging flag
  * and the server's helpers.
  * @throws {RangeError} When `tasksMax` or `maxStreams` is not a positive integer.
- * @throws {TypeError} When `openPassAhead` is not a boolean, or `timing`,
+ * @throws {TypeError} When `openPassAhead` or `fastReads` is not a boolean, or `timing`,
  * `persistentMemory` or a `logger` level or sink is not one of its values.
  * @throws {PoolConfigError} When the `memory` layout is invalid for the device.
  */
@@ -84,12 +92,15 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
   if (typeof openPassAhead !== "boolean") {
     throw new TypeError(`createClient: openPassAhead must be a boolean, got ${String(openPassAhead)}`);
   }
+  if (options.fastReads !== undefined && typeof options.fastReads !== "boolean") {
+    throw new TypeError(`createClient: fastReads must be a boolean, got ${String(options.fastReads)}`);
+  }
   if (!Number.isSafeInteger(maxStreams) || maxStreams < 1) {
     throw new RangeError(`createClient: maxStreams must be a positive integer, got ${maxStreams}`);
   }
   oneOf("timing", options.timing, TIMINGS);
   oneOf("persistentMemory", options.persistentMemory, PERSISTENT_POLICIES);
-  const pools = resolveMemoryConfiguration(options.memory ?? "subslices", props.memory);
+  const pools = resolveMemoryConfiguration(options.memory ?? "compact", props.memory);
   const persistentMemory = options.persistentMemory ?? "enabled";
   const logger = options.logger !== undefined ? new ServerLogger(options.logger) : ServerLogger.fromEnv();
   const deviceTiming = props.features.timestampQuery && options.timing !== "system";
@@ -131,6 +142,30 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
     memory: new ServerMemory({ server, logger, slots, memory: props.memory, hostStaging }),
     drains: new DrainingCalls({ server, ctx, graphs, slots }),
     graphs,
+    path: new LaunchPath({
+      ctx,
+      streams: slots.streams,
+      streamOf: (id) => server.stream(id),
+      limits: {
+        owner: server,
+        maxCount: props.hardware.maxCubeCount[0],
+        maxBinding: props.memory.maxPageSize,
+        storageAlign: props.limits.minStorageBufferOffsetAlignment ?? 256,
+      },
+      logLaunch,
+    }),
+    tuner: new Tuner({
+      store: createTuneStore(options.tuneCache),
+      device: tuneDeviceKey({
+        ...props.identity,
+        limits: props.limits,
+        features: props.features.all,
+        runtime: `deno ${Deno.version.deno}`,
+      }),
+      log: (level, message) => {
+        if (logger.autotune || level === "warn") logger.log("autotune", message);
+      },
+    }),
   };
 }
 

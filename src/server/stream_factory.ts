@@ -5,6 +5,7 @@
  */
 
 import { MemoryManager } from "../memory/memory_manager.ts";
+import { CountPool } from "../memory/count_pool.ts";
 import { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import { type TimestampOrigin, TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
@@ -63,9 +64,13 @@ export function createStream(parts: StreamParts): Stream {
     label: `${label} main`,
     log: ctx.logger.memory ? (m) => ctx.logger.log("memory", m) : undefined,
   });
-  stream = new Stream({ slot, ctx, memory, storage, resolveOwner: parts.resolveOwner });
+  const counts = new CountPool(storage, label);
+  stream = new Stream({ slot, ctx, memory, counts, storage, resolveOwner: parts.resolveOwner });
   if (parts.deviceTiming) {
-    stream.profiler = new TimestampProfiler(ctx.device, slot, label, parts.timestampOrigin);
+    stream.profiler = new TimestampProfiler(ctx.device, slot, label, parts.timestampOrigin, {
+      pool: stream.staging,
+      fastReads: ctx.fastReads,
+    });
     if (ctx.logger.profiling !== "disabled" && ctx.logger.profiling !== "minimal") {
       stream.profiler.logTo((t) => ctx.logger.registerProfiled(t.name, t.end - t.start));
       stream.timestamping = true;

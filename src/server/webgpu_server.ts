@@ -7,7 +7,7 @@
  */
 
 import { slotOf } from "../_util/slot.ts";
-import { DeviceLostError, DeviceValidationError, UnsupportedError } from "../errors.ts";
+import { DeviceLostError, DeviceValidationError } from "../errors.ts";
 import { checkStreamId, type GraphId, type ProfilingToken, type StreamId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";
 import type { ManagedMemory } from "../contract/managed_memory.ts";
@@ -17,10 +17,12 @@ import type { CapturedGraph } from "../graph/graph.ts";
 import { ExclusiveLock } from "../_util/exclusive_lock.ts";
 import type { ComputeServer, ServerUtilities } from "../contract/compute_server.ts";
 import { acquireDevice } from "./device.ts";
-import { LaunchPath } from "./launch_path.ts";
+import type { LaunchPath } from "./launch_path.ts";
+import type { Tuner } from "../tune/tuner.ts";
 import type { ServerOptions } from "./server_options.ts";
 import { type ServerSetup, setUpServer } from "./server_setup.ts";
 import { watchDevice } from "./device_watch.ts";
+import { ServerCollectives } from "./server_collectives.ts";
 import type {
   BufferBinding,
   CopyDescriptor,
@@ -31,6 +33,7 @@ import type {
   KernelArguments,
   LaunchMode,
   ManagedResource,
+  MemoryKind,
   ProfileDuration,
 } from "../contract/types.ts";
 import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
@@ -60,8 +63,6 @@ import type { Kernel } from "../contract/kernel.ts";
 export class WebGpuServer implements ComputeServer {
   /** The device. */
   readonly device: GPUDevice;
-  /** Identity of the device. */
-  readonly deviceId: DeviceId = { typeId: 4, indexId: 0 };
   #ctx: DeviceContext;
   /** The helpers every call but the launch path is routed to (transfers, memory, draining calls, graphs). */
   #parts: ServerSetup;
@@ -74,27 +75,22 @@ export class WebGpuServer implements ComputeServer {
   #streamOf = (slot: number): Stream => this.stream(slot);
   /** Stops listening to the device's uncaptured errors and loss (at destroy). */
   #unwatch: () => void;
+  /** The device's identity and collectives. */
+  #comm: ServerCollectives;
 
-  private constructor(device: GPUDevice, owned: boolean, props: DeviceProperties, options: ServerOptions) {
+  private constructor(
+    device: GPUDevice,
+    owned: boolean,
+    props: DeviceProperties,
+    options: ServerOptions,
+    index: number | undefined,
+  ) {
     this.device = device;
     this.#owned = owned;
     const parts = this.#parts = setUpServer({ server: this, device, properties: props, options });
     this.#ctx = parts.ctx;
     this.#streams = parts.slots.streams;
-    const limits = {
-      owner: this,
-      maxCount: props.hardware.maxCubeCount[0],
-      maxBinding: props.memory.maxPageSize,
-      storageAlign: props.limits.minStorageBufferOffsetAlignment ?? 256,
-    };
-    const streamOf = (id: StreamId) => this.stream(id);
-    this.#path = new LaunchPath({
-      ctx: parts.ctx,
-      streams: this.#streams,
-      streamOf,
-      limits,
-      logLaunch: parts.logLaunch,
-    });
+    this.#path = parts.path;
     this.#unwatch = watchDevice(device, {
       // Queued on the stream that acted last (WebGPU does not say whose error it was).
       onError: (error) => {
@@ -104,25 +100,46 @@ export class WebGpuServer implements ComputeServer {
       },
       onLoss: (error) => this.#lose(error),
     });
+    this.#comm = new ServerCollectives(this, { index, owned }); // last: it registers the device
   }
 
   /**
    * Requests a device and builds a server on it.
    *
    * @param options Device, batching, stream, memory and logger options.
+   * @param index The logical device index (taken by the device registry);
+   * the lowest free one when omitted. A device passed in is numbered among `existing` devices.
    * @returns The server.
    * @throws {RangeError} For refused options (see `setUpServer`); a device
    * requested for it is destroyed first.
    */
-  static async create(options: ServerOptions = {}): Promise<WebGpuServer> {
+  static async create(options: ServerOptions = {}, index?: number): Promise<WebGpuServer> {
     const acquired = await acquireDevice(options);
+    let server: WebGpuServer;
     try {
-      return new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options);
+      server = new WebGpuServer(acquired.device, acquired.owned, acquired.properties, options, index);
     } catch (e) {
       // Refused options: a device the runtime requested would otherwise stay alive, unreachable.
       if (acquired.owned) acquired.device.destroy();
       throw e;
     }
+    await server.#ctx.fastReads.start(acquired.device, options.fastReads); // guarded: off, with a warning, when unverified
+    return server;
+  }
+
+  /** True while reads, syncs and profile read-backs map early (the `fastReads` option, verified at start). */
+  get fastReads(): boolean {
+    return this.#ctx.fastReads.active;
+  }
+
+  /** Why fast reads are off, or what verified them when on. */
+  get fastReadsReason(): string {
+    return this.#ctx.fastReads.reason;
+  }
+
+  /** Identity of the device: its kind's type id and its logical index (see `client.deviceId`). */
+  get deviceId(): DeviceId {
+    return this.#comm.deviceId;
   }
 
   /** Device properties. */
@@ -160,6 +177,16 @@ export class WebGpuServer implements ComputeServer {
     this.#path.dryRun = Math.max(0, this.#path.dryRun + delta);
   }
 
+  /** The device's autotuner: decisions per device, kept in the `tuneCache` store (see `ComputeClient.autotune`). */
+  get tuner(): Tuner {
+    return this.#parts.tuner;
+  }
+
+  /** @ignore The launch path `launchRaw` runs (the client calls it directly). */
+  get launchPath(): LaunchPath {
+    return this.#path;
+  }
+
   /** @ignore Host staging memory lent by `staging()`. */
   get hostStaging(): ServerSetup["hostStaging"] {
     return this.#parts.hostStaging;
@@ -191,8 +218,8 @@ export class WebGpuServer implements ComputeServer {
     return "downstream";
   }
 
-  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void {
-    this.#parts.memory.initialize(memory, size, stream, this.#path.dryRun > 0);
+  initializeMemory(memory: ManagedMemory, size: number, stream: StreamId, kind: MemoryKind = "storage"): void {
+    this.#parts.memory.initialize(memory, size, stream, this.#path.dryRun > 0, kind);
   }
 
   read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]> {
@@ -328,31 +355,17 @@ export class WebGpuServer implements ComputeServer {
     this.#parts.memory.installPools(config, stream);
   }
 
-  commInit(_devices: readonly DeviceId[]): void {
-    throw new UnsupportedError(
-      "commInit: collectives are not supported yet; copy through the host with read and write",
-    );
-  }
-
-  allReduce(): void {
-    throw new UnsupportedError("allReduce: collectives are not supported yet");
-  }
-
-  send(): void {
-    throw new UnsupportedError("send: collectives are not supported yet");
-  }
-
-  recv(): void {
-    throw new UnsupportedError("recv: collectives are not supported yet");
-  }
-
-  syncCollective(_stream: StreamId): void {
-    throw new UnsupportedError("syncCollective: collectives are not supported yet");
-  }
+  // ServerCommunication: the device's identity and collectives live in `ServerCollectives`.
+  commInit: ComputeServer["commInit"] = (devices) => this.#comm.commInit(devices);
+  allReduce: ComputeServer["allReduce"] = (...args) => this.#comm.allReduce(...args);
+  send: ComputeServer["send"] = (...args) => this.#comm.send(...args);
+  recv: ComputeServer["recv"] = (...args) => this.#comm.recv(...args);
+  syncCollective: ComputeServer["syncCollective"] = (stream) => this.#comm.syncCollective(stream);
 
   #lose(error: DeviceLostError): void {
     this.#path.closed ??= error;
     this.#ctx.markLost(error);
+    this.#comm?.close(error); // undefined only if the device is lost before the constructor ends
   }
 
   /**

@@ -14,7 +14,7 @@ import type { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import type { CommandQueue } from "./command_queue.ts";
-import type { StagingPool } from "./staging_pool.ts";
+import type { ReadbackPool } from "../memory/readback_pool.ts";
 import type { ErrorQueue } from "./error_queue.ts";
 
 /** Resolves a binding's descriptor through its owner stream (slow path). */
@@ -44,6 +44,8 @@ export interface StreamCopier {
 
 /** What the indirect count sources need of their stream. */
 export interface IndirectHost extends PageUser, StreamCopier {
+  /** Slot index. */
+  readonly slot: number;
   /** Label prefix of its GPU objects. */
   readonly label: string;
 }
@@ -110,7 +112,7 @@ export interface ReaderHost extends PageUser, StreamCopier {
   /** Label prefix of its GPU objects. */
   readonly label: string;
   /** Read staging buffers. */
-  readonly staging: StagingPool;
+  readonly staging: ReadbackPool;
   /** True when commands are encoded, finished or held and not yet submitted. */
   readonly hasWork: boolean;
   /** Submits everything encoded. */

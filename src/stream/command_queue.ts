@@ -45,8 +45,10 @@ export class CommandQueue {
   pass: GPUComputePassEncoder | null = null;
   /** Pipeline last set on the open pass. */
   lastPipeline: GPUComputePipeline | null = null;
-  /** Bind group last set at group 0 of the open pass without dynamic offsets, under `lastPipeline`. */
+  /** Bind group last set at group 0 of the open pass, under `lastPipeline`. */
   lastBindGroup: GPUBindGroup | null = null;
+  /** The dynamic offset `lastBindGroup` was set with, or -1 when it has none. */
+  lastOffset = -1;
   /** Commands encoded in the current encoder. */
   commands = 0;
   /** Dispatches encoded since the last submit. */
@@ -122,10 +124,11 @@ export class CommandQueue {
   }
 
   /**
-   * Binds group 0 of `pass` (the open pass). A bind group without dynamic
-   * offsets that is bound already under the same pipeline is not set again:
-   * pass state persists across dispatches, so the call would change nothing
-   * but would still cost a WebGPU call.
+   * Binds group 0 of `pass` (the open pass). A bind group bound already under
+   * the same pipeline, with the same dynamic offset (the arena gives identical
+   * consecutive info words one offset), is not set again: pass state persists
+   * across dispatches, so the call would change nothing, yet it would cost a
+   * WebGPU call and, with a dynamic offset, a descriptor rebind in the driver.
    *
    * @param pass The open pass.
    * @param bindGroup The bind group.
@@ -133,11 +136,15 @@ export class CommandQueue {
    */
   setBindGroup(pass: GPUComputePassEncoder, bindGroup: GPUBindGroup, dynamic: Uint32Array | null): void {
     if (dynamic !== null) {
+      const offset = dynamic[0]!;
+      if (bindGroup === this.lastBindGroup && offset === this.lastOffset) return;
       pass.setBindGroup(0, bindGroup, dynamic, 0, 1);
-      this.lastBindGroup = null;
-    } else if (bindGroup !== this.lastBindGroup) {
+      this.lastBindGroup = bindGroup;
+      this.lastOffset = offset;
+    } else if (bindGroup !== this.lastBindGroup || this.lastOffset !== -1) {
       pass.setBindGroup(0, bindGroup);
       this.lastBindGroup = bindGroup;
+      this.lastOffset = -1;
     }
   }
 
@@ -238,6 +245,17 @@ export class CommandQueue {
     this.endPass();
     if (!this.hasWork) return 0;
     this.#arena.upload(this.#ctx.queue);
+    if (this.#finished.length === 0 && this.#segment === null && this.#encoder !== null) {
+      // The common case, one command buffer of the normal segment: one error scope covers its finish and submit.
+      const { device, queue } = this.#ctx;
+      device.pushErrorScope("validation");
+      queue.submit([this.#encoder.finish({ label: `${this.#host.label} commands #${this.#encoderNo}` })]);
+      this.#queueScopeError(device.popErrorScope(), null);
+      this.#encoder = null;
+      this.commands = 0;
+      this.tasks = 0;
+      return 1;
+    }
     if (this.commands > 0) this.#finishEncoder();
     const items = this.#finished;
     this.#finished = [];

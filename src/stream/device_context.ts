@@ -18,6 +18,7 @@ import type { ManagedMemory } from "../contract/managed_memory.ts";
 import { DeviceLostError, type ServerError } from "../errors.ts";
 import { allocateStorageId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";
+import { FastReads } from "../memory/fast_reads.ts";
 
 /** Limits and settings streams need. */
 export interface StreamSettings {
@@ -55,6 +56,8 @@ export class DeviceContext {
   readonly settings: StreamSettings;
   /** The logger. */
   readonly logger: ServerLogger;
+  /** Whether read-backs and syncs map staging buffers early (off until the server turns it on). */
+  readonly fastReads: FastReads = new FastReads();
   /** Index of the last `queue.submit`. */
   submitIndex = 0;
   /** Highest submission index known to have completed. */

@@ -195,10 +195,8 @@ export class DispatchEncoder implements DispatchPaths {
     // Fast path: the same handles as this pipeline's last launch on this stream,
     // still owning the same slices: reuse the bind group, only track page use.
     const memo = entry.memo as LaunchMemo | null;
-    if (
-      memo !== null && memo.stream === stream && memo.infoBytes === infoBytes && memo.arenaId === arenaId &&
-      indirect === null
-    ) {
+    let bound: Slice[] | null = null; // the bindings' slices, when the memo gave them
+    if (memo !== null && memo.stream === stream && memo.infoBytes === infoBytes && memo.arenaId === arenaId) {
       const mb = memo.bindings;
       const ms = memo.slices;
       let i = 0;
@@ -210,6 +208,7 @@ export class DispatchEncoder implements DispatchPaths {
           if (page.useStream !== stream || page.useEpoch !== epoch) stream.usePage(page);
         }
         bindGroup = memo.bindGroup;
+        bound = ms;
       }
     }
     if (bindGroup === null) {
@@ -235,14 +234,17 @@ export class DispatchEncoder implements DispatchPaths {
     }
     let source: (IndirectSource & { page: Page }) | null = null;
     if (indirect !== null) {
-      source = this.#indirects.source(indirect, n, entry.kernel.name);
+      source = this.#indirects.source(indirect, n, entry.kernel.name, bound);
       if (source === null) return;
     }
     if (hold) {
       const pages: Page[] = [];
       for (let i = 0; i < n; i++) pages.push(bindings[i]!.memory.slice!.page);
       // The count page too: a write into the counts must wait for this dispatch.
-      if (source !== null) pages.push(source.page);
+      if (source !== null) {
+        pages.push(source.page);
+        source = { buffer: source.buffer, offset: source.offset, page: source.page }; // the scratch is reused
+      }
       const words = info === null
         ? null
         : new Uint32Array(info.buffer.slice(info.byteOffset, info.byteOffset + info.byteLength));

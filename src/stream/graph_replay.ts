@@ -41,4 +41,5 @@ export function encodeReplay(q: CommandQueue, tasks: readonly ReplayTask[], pass
   const last = tasks[n - 1]!;
   q.lastPipeline = last.pipeline;
   q.lastBindGroup = last.dynamic === null ? last.bindGroup : null;
+  q.lastOffset = -1;
 }

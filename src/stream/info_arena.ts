@@ -13,6 +13,9 @@ import { alignUp } from "../_util/align.ts";
 import { allocateStorageId } from "../ids.ts";
 import type { InfoWords } from "../contract/types.ts";
 
+/** Words of an upload small enough to compare with what the buffer holds already. */
+const SHADOW_WORDS = 64;
+
 /** The info arena of one stream. */
 export class InfoArena {
   /** The device buffer bound as the info binding. */
@@ -30,6 +33,9 @@ export class InfoArena {
   #used = 0;
   #lastOffset = -1;
   #lastWords = 0;
+  /** What the device buffer holds from the last small upload (its first `#shadowWords` words). */
+  #shadow = new Uint32Array(SHADOW_WORDS);
+  #shadowWords = 0;
 
   /**
    * Creates the instance.
@@ -58,6 +64,7 @@ export class InfoArena {
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
     });
     this.id = allocateStorageId();
+    this.#shadowWords = 0; // a new buffer holds nothing yet
     const host = new ArrayBuffer(capacity);
     this.#u32 = new Uint32Array(host);
     this.#i32 = new Int32Array(host);
@@ -139,11 +146,38 @@ export class InfoArena {
     return true;
   }
 
-  /** Uploads the words appended since the last upload, and empties the arena. */
+  /**
+   * Uploads the words appended since the last upload, and empties the arena.
+   * A small batch whose words the buffer holds already (launches that repeat
+   * their info words from one submit to the next) is not uploaded again: each
+   * `writeBuffer` costs a staging allocation and a copy in wgpu.
+   *
+   * @param queue The device's queue.
+   */
   upload(queue: GPUQueue): void {
     if (this.#used === 0) return;
-    queue.writeBuffer(this.buffer, 0, this.#u32, 0, alignUp(this.#used, 4) >>> 2);
+    const n = alignUp(this.#used, 4) >>> 2;
     this.#used = 0;
     this.#lastOffset = -1;
+    const u32 = this.#u32;
+    if (n > SHADOW_WORDS) {
+      queue.writeBuffer(this.buffer, 0, u32, 0, n);
+      this.#shadowWords = 0;
+      return;
+    }
+    const shadow = this.#shadow;
+    if (n <= this.#shadowWords) {
+      let same = true;
+      for (let i = 0; i < n; i++) {
+        if (u32[i] !== shadow[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return;
+    }
+    queue.writeBuffer(this.buffer, 0, u32, 0, n);
+    shadow.set(u32.subarray(0, n));
+    this.#shadowWords = n;
   }
 }

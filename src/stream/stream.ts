@@ -23,6 +23,7 @@
 import { GraphStateError, type ServerError } from "../errors.ts";
 import type { ManagedMemory, Page, Slice } from "../contract/managed_memory.ts";
 import type { MemoryManager } from "../memory/memory_manager.ts";
+import type { CountPool } from "../memory/count_pool.ts";
 import type { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
 import type { GraphRecorder } from "../graph/graph.ts";
@@ -30,7 +31,7 @@ import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import { SystemProfiler } from "../profile/system_profiler.ts";
 import type { DeviceContext } from "./device_context.ts";
 import { InfoArena } from "./info_arena.ts";
-import { StagingPool } from "./staging_pool.ts";
+import { ReadbackPool } from "../memory/readback_pool.ts";
 import { StreamReader } from "./stream_reader.ts";
 import { CommandQueue, type QueueHost } from "./command_queue.ts";
 import type { StreamId } from "../ids.ts";
@@ -50,10 +51,12 @@ export class Stream implements QueueHost {
   readonly label: string;
   /** Main memory (storage buffers). */
   readonly memory: MemoryManager;
+  /** Indirect counts made with `createCount`/`emptyCount`: pages apart from every storage binding. */
+  readonly counts: CountPool;
   /** Storage behind `memory`. */
   readonly storage: WebGpuStorage;
   /** Read staging buffers. */
-  readonly staging: StagingPool;
+  readonly staging: ReadbackPool;
   /** Number of submits so far; work encoded now belongs to batch `epoch`. */
   epoch = 0;
   /** Graph capture state. */
@@ -98,6 +101,7 @@ export class Stream implements QueueHost {
     slot: number;
     ctx: DeviceContext;
     memory: MemoryManager;
+    counts: CountPool;
     storage: WebGpuStorage;
     resolveOwner: OwnerResolver;
   }) {
@@ -105,6 +109,7 @@ export class Stream implements QueueHost {
     this.label = `stream ${parts.slot}`;
     this.#ctx = parts.ctx;
     this.memory = parts.memory;
+    this.counts = parts.counts;
     this.storage = parts.storage;
     this.resolveOwner = parts.resolveOwner;
     const s = parts.ctx.settings;
@@ -115,7 +120,7 @@ export class Stream implements QueueHost {
       maxCapacity: s.maxBufferSize,
       label: `${this.label} info arena`,
     });
-    this.staging = new StagingPool(parts.ctx.device, {
+    this.staging = new ReadbackPool(parts.ctx.device, {
       label: this.label,
       maxBufferSize: s.maxBufferSize,
     });
@@ -338,7 +343,8 @@ export class Stream implements QueueHost {
     await this.awaitHeld();
     this.submit();
     const target = this.#ctx.submitIndex;
-    await this.#ctx.queue.onSubmittedWorkDone();
+    // With fast reads, the early map of a small staging buffer is the wait (no 10 ms sleep after the device is done).
+    await (this.#ctx.fastReads.active ? this.staging.waitIdle() : this.#ctx.queue.onSubmittedWorkDone());
     this.#ctx.completed(target);
     await this.#drain();
   }

@@ -3,13 +3,20 @@
  *
  * A read encodes its copies into the stream's encoder at once, so it sees
  * exactly the work queued before it and none queued after. The submit and the
- * `mapAsync` calls are deferred to a microtask, so every read requested in the
- * same tick shares one submit and one completion wait (Deno's waits cost at
- * least 10 ms each). A read's ranges share one staging buffer as long as their
- * sum fits in `maxBufferSize`, and take more buffers beyond it. Bytes come
+ * maps are deferred to a microtask, so every read requested in the same tick
+ * shares one submit and one completion wait (Deno's waits cost at least 10 ms
+ * each). The reads of a batch are packed into as few staging buffers as fit,
+ * each mapped once over the bytes used only: a read's items go into one
+ * buffer (unless they pass `maxBufferSize`), and a buffer taken for a later
+ * read of the tick has room for twice the batch so far. Bytes come
  * from `getMappedRange(...).transfer()`: the one copy Deno makes, and no
  * second one (a size that is not a whole word is cut to its bytes, so a
  * result's buffer holds exactly what was read).
+ *
+ * With fast reads on, a staging buffer that has been mapped once before is
+ * mapped early (see `readback_pool.ts`): no wait at all after the device is
+ * done. Should an early range fail to read, fast reads are turned off for the
+ * device and the batch is read again through the spec path.
  *
  * @module
  */
@@ -17,27 +24,46 @@
 import { alignUp } from "../_util/align.ts";
 import { type DeviceLostError, ServerUnhealthyError } from "../errors.ts";
 import type { ManagedMemory, Slice } from "../contract/managed_memory.ts";
+import { macrotask, type ReadbackBuffer } from "../memory/readback_pool.ts";
 import type { DeviceContext } from "./device_context.ts";
-import type { StagingBuffer } from "./staging_pool.ts";
 import type { ReaderHost } from "./_stream_parts.ts";
 
+/**
+ * Smallest staging buffer a batch takes, so that the small reads of a tick
+ * share it; smaller with fast reads, whose buffers each cool for ~10 ms after
+ * use and so are many.
+ */
+const SEGMENT_MIN = 64 * 1024;
+const SEGMENT_MIN_EARLY = 4 * 1024;
+
+/** A staging buffer of a batch and the bytes its reads use (from 0). */
+interface Segment {
+  lent: ReadbackBuffer;
+  used: number;
+}
+
 interface ReadRequest {
-  /** Its staging buffers (each at most `maxBufferSize`), with the bytes used in each; empty when nothing is copied. */
-  staging: { lent: StagingBuffer; bytes: number }[];
   /** Memory kept alive until the read completes (its copies may run after a release). */
   pinned: ManagedMemory[];
-  /** Where each item lands: its staging buffer, byte offset there, and size. */
-  parts: { buf: number; at: number; size: number }[];
+  /** Where each item lands: its segment (null when nothing is copied), byte offset there, and size. */
+  parts: { seg: Segment | null; at: number; size: number }[];
   resolve: (value: Uint8Array<ArrayBuffer>[]) => void;
   reject: (reason: unknown) => void;
+}
+
+/** The reads requested in one tick. */
+interface Batch {
+  requests: ReadRequest[];
+  segments: Segment[];
+  /** Staging bytes its reads use. */
+  bytes: number;
 }
 
 /** Read batching for one stream. */
 export class StreamReader {
   #stream: ReaderHost;
   #ctx: DeviceContext;
-  #batch: ReadRequest[] = [];
-  #scheduled = false;
+  #batch: Batch | null = null;
 
   /**
    * Creates the instance.
@@ -57,28 +83,9 @@ export class StreamReader {
    * @returns The bytes of each item, exactly `size` long.
    */
   read(items: readonly { slice: Slice; offset: number; size: number }[]): Promise<Uint8Array<ArrayBuffer>[]> {
-    // Items share a staging buffer while their sum fits in maxBufferSize (each item fits on its own).
-    const limit = this.#ctx.settings.maxBufferSize;
-    const parts: { buf: number; at: number; size: number }[] = [];
-    const sizes: number[] = [];
-    for (const it of items) {
-      const bytes = alignUp(it.size, 8);
-      if (it.size > 0) {
-        if (sizes.length === 0 || sizes[sizes.length - 1]! + bytes > limit) sizes.push(0);
-        parts.push({ buf: sizes.length - 1, at: sizes[sizes.length - 1]!, size: it.size });
-        sizes[sizes.length - 1]! += bytes;
-      } else {
-        parts.push({ buf: -1, at: 0, size: 0 });
-      }
-    }
+    const batch = this.#batch ?? this.#schedule();
     const { promise, resolve, reject } = Promise.withResolvers<Uint8Array<ArrayBuffer>[]>();
-    const request: ReadRequest = {
-      staging: [],
-      pinned: [],
-      parts,
-      resolve: () => {},
-      reject: () => {},
-    };
+    const request: ReadRequest = { pinned: [], parts: [], resolve, reject };
     const unpin = () => {
       for (const m of request.pinned) m.unpin();
       request.pinned = [];
@@ -91,42 +98,57 @@ export class StreamReader {
       unpin();
       reject(e);
     };
-    if (sizes.length > 0) {
-      for (const it of items) {
-        if (it.size === 0) continue;
-        this.#stream.usePage(it.slice.page);
-        it.slice.owner.pin();
-        request.pinned.push(it.slice.owner);
+    const early = this.#ctx.fastReads.active;
+    const max = this.#ctx.settings.maxBufferSize;
+    let remaining = 0;
+    for (const it of items) remaining += alignUp(it.size, 8);
+    for (const it of items) {
+      if (it.size === 0) {
+        request.parts.push({ seg: null, at: 0, size: 0 });
+        continue;
       }
-      for (const bytes of sizes) request.staging.push({ lent: this.#stream.staging.acquire(bytes), bytes });
-      items.forEach((it, i) => {
-        if (it.size === 0) return;
-        const part = parts[i]!;
-        this.#stream.copy(
-          it.slice.page,
-          it.slice.page.storage.resource!,
-          it.slice.offset + it.offset,
-          request.staging[part.buf]!.lent.buffer,
-          part.at,
-          alignUp(it.size, 4),
-        );
-      });
+      // Offsets of getMappedRange are multiples of 8; each item fits a staging buffer on its own.
+      const bytes = alignUp(it.size, 8);
+      let seg = batch.segments.at(-1);
+      if (seg === undefined || seg.used + bytes > seg.lent.size) {
+        // Room for the rest of this read, and for later reads of the tick as the batch grows (at most twice its bytes).
+        const room = Math.min(max, Math.max(early ? SEGMENT_MIN_EARLY : SEGMENT_MIN, remaining, 2 * batch.bytes));
+        seg = { lent: this.#stream.staging.acquire(room, early), used: 0 };
+        batch.segments.push(seg);
+      }
+      remaining -= bytes;
+      batch.bytes += bytes;
+      request.parts.push({ seg, at: seg.used, size: it.size });
+      seg.used += bytes;
+      this.#stream.usePage(it.slice.page);
+      it.slice.owner.pin();
+      request.pinned.push(it.slice.owner);
+      this.#stream.copy(
+        it.slice.page,
+        it.slice.page.storage.resource!,
+        it.slice.offset + it.offset,
+        seg.lent.buffer,
+        seg.used - bytes,
+        alignUp(it.size, 4),
+      );
     }
-    this.#batch.push(request);
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      queueMicrotask(() => {
-        this.#scheduled = false;
-        const batch = this.#batch;
-        this.#batch = [];
-        this.#run(batch).catch((cause) => {
-          // Never leave a read hanging or a rejection unhandled (settled reads ignore this).
-          const error = this.#lost("read failed", cause);
-          for (const r of batch) r.reject(error);
-        });
-      });
-    }
+    batch.requests.push(request);
     return promise;
+  }
+
+  /** Starts the batch of this tick, run in a microtask. */
+  #schedule(): Batch {
+    const batch: Batch = { requests: [], segments: [], bytes: 0 };
+    this.#batch = batch;
+    queueMicrotask(() => {
+      this.#batch = null;
+      this.#run(batch).catch((cause) => {
+        // Never leave a read hanging or a rejection unhandled (settled reads ignore this).
+        const error = this.#lost("read failed", cause);
+        for (const r of batch.requests) r.reject(error);
+      });
+    });
+    return batch;
   }
 
   /** The device's loss when known, else a `DeviceLostError` saying what failed. */
@@ -135,18 +157,17 @@ export class StreamReader {
   }
 
   /**
-   * Submits the batch's copies, maps its staging buffers with one wait, and
-   * settles each read. Every staging buffer goes back to the pool unmapped
-   * once its read is settled; on every failure path (a device loss, a destroy
-   * while waiting, a mapping or read-back that throws) the buffers the batch
-   * still holds are destroyed instead, and every read still waiting rejects.
+   * Submits the batch's copies, maps its staging buffers with one wait (none
+   * when they map early), and settles each read. Every staging buffer goes
+   * back to the pool unmapped once the reads are settled; on every failure
+   * path (a device loss, a destroy while waiting, a mapping or read-back that
+   * throws) the buffers the batch holds are destroyed instead (a cooling one
+   * once its early map settles), and every read still waiting rejects.
    */
-  async #run(batch: ReadRequest[]): Promise<void> {
+  async #run(batch: Batch): Promise<void> {
     const stream = this.#stream;
     const ctx = this.#ctx;
-    // The staging buffers this batch still holds (each leaves when it is back in the pool).
-    const mapped = batch.flatMap((r) => r.staging);
-    const held = new Set(mapped.map((s) => s.lent));
+    const { requests, segments } = batch;
     let what = "read failed";
     try {
       await stream.awaitHeld();
@@ -154,7 +175,7 @@ export class StreamReader {
       const target = ctx.submitIndex;
       if (ctx.lost) throw ctx.lost;
       what = "mapping read staging buffers failed";
-      await Promise.all(mapped.map((s) => s.lent.buffer.mapAsync(GPUMapMode.READ, 0, s.bytes)));
+      await this.#map(segments, ctx.fastReads.active);
       ctx.completed(target);
       await stream.errors.settle();
       // Lost or destroyed while waiting: the stream's pool may be gone with it, and the reads are rejected anyway.
@@ -162,32 +183,61 @@ export class StreamReader {
       what = "reading back a staging buffer failed";
       const errors = stream.errors.drain();
       const failure = errors.length > 0 ? new ServerUnhealthyError(stream.slot, errors) : null;
-      for (const r of batch) {
-        const staging = r.staging;
-        let out: Uint8Array<ArrayBuffer>[] | null = null;
-        if (failure === null) {
-          out = r.parts.map((p) => {
-            if (p.size === 0) return new Uint8Array(0);
-            const range = staging[p.buf]!.lent.buffer.getMappedRange(p.at, alignUp(p.size, 4));
-            // A whole word moves as is; a partial one is cut to its bytes (the result's buffer holds nothing more).
-            return new Uint8Array(p.size % 4 === 0 ? range.transfer() : range.transfer(p.size));
-          });
+      let out: Uint8Array<ArrayBuffer>[][] | null = null;
+      if (failure === null) {
+        try {
+          out = requests.map(extract);
+        } catch (cause) {
+          if (!segments.some((s) => s.lent.mappedEarly) || ctx.lost) throw cause;
+          // An early range could not be read: the spec path from here on, for this batch too.
+          ctx.fastReads.disable(`reading an early-mapped staging buffer threw (${String(cause)})`);
+          for (const s of segments) s.lent.unmap();
+          await this.#map(segments, false);
+          if (ctx.lost) throw ctx.lost;
+          out = requests.map(extract);
         }
-        for (const s of staging) {
-          s.lent.buffer.unmap();
-          held.delete(s.lent);
-          stream.staging.release(s.lent);
-        }
-        if (out === null) r.reject(failure);
-        else r.resolve(out);
       }
+      for (const s of segments) {
+        s.lent.unmap();
+        stream.staging.release(s.lent);
+      }
+      segments.length = 0;
+      // Fast reads awaited in a loop never let the event loop turn, so leftover maps could not settle: let it.
+      if (ctx.fastReads.active && stream.staging.overdue()) await macrotask();
+      requests.forEach((r, i) => out === null ? r.reject(failure) : r.resolve(out[i]!));
     } catch (cause) {
       // The device went away, or the client was destroyed, part way: every read still
       // waiting gets the loss (settled reads ignore it), and nothing escapes unhandled.
       const error = this.#lost(what, cause);
-      for (const r of batch) r.reject(error);
+      for (const r of requests) r.reject(error);
       // After a loss `unmap()` throws; `destroy()` unmaps and frees in every state.
-      for (const staging of held) staging.buffer.destroy();
+      for (const s of segments) stream.staging.discard(s.lent);
     }
   }
+
+  /**
+   * Maps every segment over its used bytes: early where allowed, else with
+   * one shared wait. With fast reads, the staging buffers wanted meanwhile
+   * start priming once the maps are requested (the device is idle then, so
+   * their own maps' polls cost nothing).
+   */
+  async #map(segments: readonly Segment[], early: boolean): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (const s of segments) {
+      const w = s.lent.map(s.used, early);
+      if (w !== null) waits.push(w);
+    }
+    if (early) this.#stream.staging.primeWanted();
+    if (waits.length > 0) await Promise.all(waits);
+  }
+}
+
+/** The bytes of each part of a read, from its mapped staging buffer. */
+function extract(r: ReadRequest): Uint8Array<ArrayBuffer>[] {
+  return r.parts.map((p) => {
+    if (p.seg === null) return new Uint8Array(0);
+    const range = p.seg.lent.buffer.getMappedRange(p.at, alignUp(p.size, 4));
+    // A whole word moves as is; a partial one is cut to its bytes (the result's buffer holds nothing more).
+    return new Uint8Array(p.size % 4 === 0 ? range.transfer() : range.transfer(p.size));
+  });
 }

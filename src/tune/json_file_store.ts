@@ -11,8 +11,6 @@
  * @module
  */
 
-import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
 import { isTuneEntry, type TuneEntry, type TuneStore } from "./tune_store.ts";
 
 /** The file's format. */
@@ -90,7 +88,7 @@ export function jsonFileTuneStore(path: string | URL, options: JsonFileStoreOpti
   let file: string;
   if (path instanceof URL) {
     if (path.protocol !== "file:") throw new TypeError(`jsonFileTuneStore: expected a file: URL, got ${path.href}`);
-    file = fileURLToPath(path);
+    file = decodeURIComponent(path.pathname);
   } else if (typeof path === "string" && path.length > 0) {
     file = path;
   } else {
@@ -101,7 +99,8 @@ export function jsonFileTuneStore(path: string | URL, options: JsonFileStoreOpti
   const staleLockMs = options.staleLockMs ?? 10000;
   let chain: Promise<void> = Promise.resolve(); // this process's writes, one at a time
   const write = async (key: string, entry: TuneEntry) => {
-    await Deno.mkdir(dirname(file), { recursive: true });
+    const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) || "/" : ".";
+    await Deno.mkdir(dir, { recursive: true });
     const locked = await acquire(lock, lockTimeoutMs, staleLockMs);
     const tmp = `${file}.${Deno.pid}.${++tmpCounter}.tmp`;
     try {

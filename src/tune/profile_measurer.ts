@@ -61,7 +61,7 @@ const failure = (error: unknown): RunOutcome => ({ kind: "failure", error });
  * @example Tune with a client (what `client.autotune` does)
  * ```ts ignore
  * import { createClient } from "@denogpu/runtime";
- * import { profileMeasurer, Tuner } from "./mod.ts";
+ * import { profileMeasurer, Tuner } from "@denogpu/runtime/tune";
  * const client = await createClient();
  * const tuner = new Tuner({ measurer: profileMeasurer(client) });
  * const out = await tuner.tune(matmulSet, { a, b, c, m, n, k });

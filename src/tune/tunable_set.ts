@@ -176,7 +176,7 @@ export function groupPriority<In, Out, K extends JsonValue>(
  *
  * @example Two candidates, one only for aligned sizes
  * ```ts
- * import { anchor, defineTunableSet } from "./mod.ts";
+ * import { anchor, defineTunableSet } from "@denogpu/runtime";
  *
  * const set = defineTunableSet({
  *   name: "scale",

@@ -104,7 +104,7 @@ type AnySet = TunableSet<any, any, any>;
  *
  * @example Pick the faster of two candidates with a scripted measurer
  * ```ts
- * import { defineTunableSet, Tuner, type TuneMeasurer } from "./mod.ts";
+ * import { defineTunableSet, Tuner, type TuneMeasurer } from "@denogpu/runtime/tune";
  *
  * const times = new Map([["slow", 2e6], ["fast", 1e6]]);
  * let current = "";

@@ -12,26 +12,25 @@
  * @module
  */
 
-import "./worker_main.ts"; // statically, so `deno cache`/`deno compile` include the Worker's modules
 import { ExclusiveLock } from "../_util/exclusive_lock.ts";
 import { Handle } from "../contract/handle.ts";
 import type { Kernel } from "../contract/kernel.ts";
 import type { LaunchLimits } from "../contract/launch_checks.ts";
-import type { BufferBinding, DeviceProperties, InfoWords, LaunchMode } from "../contract/types.ts";
+import type { BufferBinding, DeviceProperties, InfoWords, LaunchMode, MemoryKind } from "../contract/types.ts";
 import type { MemoryAllocationMode } from "../contract/memory_types.ts";
 import { DeviceLostError, GraphStateError, ServerError } from "../errors.ts";
 import type { GraphId, StreamId } from "../ids.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
 import type { ServerOptions } from "../server/server_options.ts";
-import { allocateRing, RingWriter } from "./command_ring.ts";
+import { RingWriter } from "./command_ring.ts";
 import { reviveError } from "./error_codec.ts";
 import { MainStaging } from "./main_staging.ts";
-import { type CallPayload, type InitMessage, WORKER_NAME, type WorkerMessage, type WritePayload } from "./protocol.ts";
+import type { CallPayload, WorkerMessage, WritePayload } from "./protocol.ts";
 import { RemoteMemory } from "./remote_memory.ts";
 import { hi, lo, Op, WRITE_INLINE_MAX } from "./ring_layout.ts";
 import { writeLaunch, writeShortRecord, writeStreamRecord, writeWrite } from "./ring_records.ts";
-import { checkWorkerPermission } from "./worker_permission.ts";
+import { startWorker } from "./worker_start.ts";
 
 /** Options of a connection that tests and benches set. */
 export interface ConnectionOptions {
@@ -55,6 +54,8 @@ export class WorkerConnection {
   readonly properties: DeviceProperties;
   /** Stream slots of the server. */
   readonly maxStreams: number;
+  /** Whether the worker's server reads through early maps (see `MemoryClient.fastReads`). */
+  readonly fastReads: boolean;
   /** What launches are checked against on the main thread (the same door as the server's). */
   readonly limits: LaunchLimits;
   /** Where tensors of a group go in one reservation (the server's policy). */
@@ -92,6 +93,7 @@ export class WorkerConnection {
     this.#ring = ring;
     this.properties = ready.properties;
     this.maxStreams = ready.maxStreams;
+    this.fastReads = ready.fastReads;
     this.limits = {
       owner: this,
       maxCount: ready.properties.hardware.maxCubeCount[0],
@@ -118,26 +120,8 @@ export class WorkerConnection {
    * `Deno.errors.NotCapable` when the Worker's modules cannot be read.
    */
   static async open(options: ServerOptions, connection: ConnectionOptions = {}): Promise<WorkerConnection> {
-    const url = new URL("./worker_main.ts", import.meta.url);
-    checkWorkerPermission(url);
-    const buffers = allocateRing(connection.ringSlots ?? DEFAULT_RING_SLOTS);
-    const worker = new Worker(url, { type: "module", name: WORKER_NAME });
-    const first = await new Promise<WorkerMessage | Error>((resolve) => {
-      worker.onmessage = (e: MessageEvent<WorkerMessage>) => resolve(e.data);
-      worker.onerror = (e) => {
-        e.preventDefault();
-        resolve(new ServerError(`the worker client's Worker could not start: ${e.message}`));
-      };
-      const init: InitMessage = { type: "init", options, ring: buffers };
-      worker.postMessage(init);
-    });
-    if (first instanceof Error) {
-      worker.terminate(); // it never made a device
-      throw first;
-    }
-    if (first.type === "failed") throw reviveError(first.error); // the worker closed itself
-    if (first.type !== "ready") throw new ServerError(`the worker client's Worker sent "${first.type}" first`);
-    return new WorkerConnection(worker, new RingWriter(buffers), first);
+    const { worker, buffers, ready } = await startWorker(options, connection.ringSlots ?? DEFAULT_RING_SLOTS);
+    return new WorkerConnection(worker, new RingWriter(buffers), ready);
   }
 
   /** True once the device is lost or the client destroyed. */
@@ -170,12 +154,14 @@ export class WorkerConnection {
    *
    * @param size Bytes (checked by the caller).
    * @param stream The stream whose pools serve it.
+   * @param kind `count` for an indirect count of 12 bytes (the count pool).
    * @returns A handle owning one reference.
    */
-  alloc(size: number, stream: StreamId): Handle {
+  alloc(size: number, stream: StreamId, kind: MemoryKind = "storage"): Handle {
     const memory = new RemoteMemory(this.#freeSlots.pop() ?? this.#nextSlot++, this.#free);
     memory.boundBy(this);
-    writeStreamRecord(this.#ring, Op.alloc, stream, memory.slot, lo(size), hi(size), memory.id);
+    const op = kind === "count" ? Op.allocCount : Op.alloc;
+    writeStreamRecord(this.#ring, op, stream, memory.slot, lo(size), hi(size), memory.id);
     return new Handle(this, memory, stream, size);
   }
 
@@ -195,10 +181,28 @@ export class WorkerConnection {
       if (staging) this.staging.recycle(bytes);
       return;
     }
+    const buffer = staging ? bytes.buffer as ArrayBuffer : bytes.slice().buffer;
     const data: WritePayload = staging
-      ? { buffer: bytes.buffer as ArrayBuffer, offset: bytes.byteOffset, length: bytes.byteLength, recycle: true }
-      : { buffer: bytes.slice().buffer, offset: 0, length: bytes.byteLength, recycle: false };
-    writeWrite(this.#ring, binding, stream, null, this.#payload(data, [data.buffer]));
+      ? { buffer, offset: bytes.byteOffset, length: bytes.byteLength, recycle: true }
+      : { buffer, offset: 0, length: bytes.byteLength, recycle: false };
+    writeWrite(this.#ring, binding, stream, null, this.#payload(data, [buffer]));
+  }
+
+  /**
+   * Writes shared memory into memory: the worker copies it (one result, several workers, no copy each here).
+   *
+   * @param binding The destination (checked by the caller).
+   * @param bytes Exactly its bytes, over a `SharedArrayBuffer`.
+   * @param stream The calling stream.
+   */
+  writeShared(binding: BufferBinding, bytes: Uint8Array<SharedArrayBuffer>, stream: StreamId): void {
+    const data: WritePayload = {
+      buffer: bytes.buffer,
+      offset: bytes.byteOffset,
+      length: bytes.byteLength,
+      recycle: false,
+    };
+    writeWrite(this.#ring, binding, stream, null, this.#payload(data));
   }
 
   /**
@@ -370,14 +374,11 @@ export class WorkerConnection {
         return;
       }
       case "space":
-        this.#ring.drainSpill();
-        return;
+        return void this.#ring.drainSpill();
       case "recycle":
-        this.staging.adopt(m.buffer);
-        return;
+        return this.staging.adopt(m.buffer);
       case "lost":
-        this.#close(reviveError(m.error));
-        return;
+        return this.#close(reviveError(m.error));
       case "closed":
         this.#workerClosed = true;
         this.#close(new DeviceLostError("the worker client's device is gone", { reason: "destroyed" }));

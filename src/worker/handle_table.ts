@@ -10,7 +10,7 @@
 import { Handle } from "../contract/handle.ts";
 import type { Kernel } from "../contract/kernel.ts";
 import { ManagedMemory } from "../contract/managed_memory.ts";
-import type { BufferBinding } from "../contract/types.ts";
+import type { BufferBinding, MemoryKind } from "../contract/types.ts";
 import { IoError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
@@ -46,12 +46,13 @@ export class HandleTable {
    * @param id The main thread's memory id (messages name it).
    * @param size Bytes.
    * @param stream The stream whose pools serve it.
+   * @param kind `count` for an indirect count (the count pool), else `storage`.
    */
-  alloc(slot: number, id: number, size: number, stream: StreamId): void {
+  alloc(slot: number, id: number, size: number, stream: StreamId, kind: MemoryKind = "storage"): void {
     this.#ids[slot] = id;
     const memory = new ManagedMemory(1, 1);
     (memory as { id: number }).id = id; // messages name the id the main thread's handle shows
-    this.#server.initializeMemory(memory, size, stream);
+    this.#server.initializeMemory(memory, size, stream, kind);
     const handle = new Handle(this.#server, memory, stream, size);
     this.#held[slot] = { handle, views: null };
     this.plain[slot] = handle;

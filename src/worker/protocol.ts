@@ -52,7 +52,7 @@ export interface KernelPayload {
 /** The payload of a `write` record whose bytes are not inline. */
 export interface WritePayload {
   /** The bytes' buffer (transferred). */
-  readonly buffer: ArrayBuffer;
+  readonly buffer: ArrayBuffer | SharedArrayBuffer;
   /** Offset of the bytes in it. */
   readonly offset: number;
   /** Their length. */
@@ -113,6 +113,8 @@ export interface ReadyMessage {
   readonly properties: DeviceProperties;
   /** Stream slots (a stream id uses slot `id % maxStreams`). */
   readonly maxStreams: number;
+  /** Whether the worker's reads map early (the `fastReads` option, verified at start). */
+  readonly fastReads: boolean;
 }
 
 /** Worker → main: the server could not be made; the worker has closed. */

@@ -146,8 +146,10 @@ export class RecordRunner {
     } else {
       const data = this.#take(w[at + 8]!) as WritePayload | undefined;
       if (data === undefined) return false;
-      bytes = new Uint8Array(data.buffer, data.offset, data.length);
-      if (data.recycle) recycle = data.buffer;
+      const view = new Uint8Array(data.buffer, data.offset, data.length);
+      // Shared memory (one result delivered to several workers) is copied here, in parallel with the others.
+      bytes = data.buffer instanceof SharedArrayBuffer ? view.slice() : view;
+      if (data.recycle) recycle = data.buffer as ArrayBuffer;
     }
     this.queued(stream, () => {
       const views = (word & HAS_VIEWS) !== 0;
@@ -195,6 +197,8 @@ export class RecordRunner {
       switch (op) {
         case Op.alloc:
           return this.handles.alloc(w[at + 3]!, w[at + 6]!, join(w[at + 4]!, w[at + 5]!), stream);
+        case Op.allocCount:
+          return this.handles.alloc(w[at + 3]!, w[at + 6]!, join(w[at + 4]!, w[at + 5]!), stream, "count");
         case Op.replay:
           return server.replay(w[at + 3]!, stream);
         case Op.graphDestroy:

@@ -67,6 +67,8 @@ export const Op = {
   memoryCleanup: 13,
   /** Destroy the server, then end the worker. */
   destroy: 14,
+  /** Reserve an indirect count (12 bytes from the count pool) for a handle id. */
+  allocCount: 15,
 } as const;
 
 /** A record operation. */

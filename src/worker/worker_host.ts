@@ -15,7 +15,7 @@
  */
 
 import { WebGpuServer } from "../server/webgpu_server.ts";
-import { RingReader } from "./command_ring.ts";
+import { RingReader } from "./ring_reader.ts";
 import { encodeError } from "./error_codec.ts";
 import type { CallPayload, InitMessage, WireBinding, WorkerMessage, WorkerStats } from "./protocol.ts";
 import { LoopState, Op, opOf, slotsOf } from "./ring_layout.ts";
@@ -77,7 +77,12 @@ export class WorkerHost {
       return null;
     }
     const host = new WorkerHost(server, new RingReader(init.ring), post, onClosed);
-    post({ type: "ready", properties: server.properties, maxStreams: server.settings.maxStreams });
+    post({
+      type: "ready",
+      properties: server.properties,
+      maxStreams: server.settings.maxStreams,
+      fastReads: server.fastReads,
+    });
     host.#kick();
     return host;
   }

@@ -1,7 +1,12 @@
 /** Contract under test: the pool presets and `resolveMemoryConfiguration` (section 3.4 and 1.11 of the contract). */
 
 import assert from "node:assert/strict";
-import { exclusivePagesPreset, resolveMemoryConfiguration, subSlicesPreset } from "../../src/memory/memory_config.ts";
+import {
+  compactPreset,
+  exclusivePagesPreset,
+  resolveMemoryConfiguration,
+  subSlicesPreset,
+} from "../../src/memory/memory_config.ts";
 import { PoolConfigError } from "../../mod.ts";
 
 const KiB = 1024;
@@ -77,6 +82,25 @@ Deno.test("the exclusive-pages preset has 24 buckets from 32 KiB to the page lim
   assert.ok(buckets.every((b) => b % 256 === 0));
 });
 
+Deno.test("the compact preset (the default) has the same sliced pools at every limit, and an exclusive tail up to the page limit", () => {
+  const expected = (maxPage: number) => [
+    { kind: "exclusive", maxAllocSize: 0 },
+    { kind: "sliced", pageSize: 1 * MiB, maxSliceSize: 64 * KiB, fit: "best", deallocPeriod: 1000 },
+    { kind: "sliced", pageSize: 2 * MiB, maxSliceSize: 1 * MiB, fit: "best", deallocPeriod: 1000 },
+    { kind: "sliced", pageSize: 16 * MiB, maxSliceSize: 8 * MiB, fit: "best", deallocPeriod: 5000 },
+    {
+      kind: "exclusive",
+      maxAllocSize: Math.floor(maxPage / 256) * 256,
+      deallocPeriod: 5000 * Math.round(1 + maxPage / GiB),
+      sizeClasses: 8,
+    },
+  ];
+  for (const maxPage of [128 * MiB, 1 * GiB, 2 * GiB, 4 * GiB - 4]) {
+    assert.deepEqual(compactPreset(props(maxPage)), expected(maxPage), `page limit ${maxPage}`);
+  }
+  assert.deepEqual(resolveMemoryConfiguration("compact", props(128 * MiB)), expected(128 * MiB));
+});
+
 Deno.test("resolveMemoryConfiguration() rounds sizes up to the alignment and fills defaults", () => {
   assert.deepEqual(
     resolveMemoryConfiguration({
@@ -90,6 +114,18 @@ Deno.test("resolveMemoryConfiguration() rounds sizes up to the alignment and fil
       { kind: "sliced", pageSize: 1024, maxSliceSize: 1024, maxPoolSize: 3072 },
       { kind: "exclusive", maxAllocSize: 0 },
       { kind: "direct", reclaimAt: 256 },
+    ],
+  );
+  assert.deepEqual(
+    resolveMemoryConfiguration({
+      pools: [
+        { kind: "sliced", pageSize: 4096, fit: "best", deallocPeriod: 50 },
+        { kind: "exclusive", maxAllocSize: 1000, sizeClasses: 4 },
+      ],
+    }, props(MiB)),
+    [
+      { kind: "sliced", pageSize: 4096, maxSliceSize: 4096, fit: "best", deallocPeriod: 50 },
+      { kind: "exclusive", maxAllocSize: 1024, sizeClasses: 4 },
     ],
   );
 });
@@ -109,5 +145,8 @@ Deno.test("resolveMemoryConfiguration() rejects layouts that can never be valid"
   bad([{ kind: "sliced", pageSize: 8 * GiB }], "page-too-large");
   bad([{ kind: "exclusive", maxAllocSize: 12 * GiB }], "page-too-large");
   bad([{ kind: "ring" }], "preset-unavailable");
+  bad([{ kind: "sliced", pageSize: 4096, fit: "worst" }], "preset-unavailable");
+  bad([{ kind: "exclusive", maxAllocSize: 4096, sizeClasses: 0 }], "zero-size");
+  bad([{ kind: "exclusive", maxAllocSize: 4096, sizeClasses: 1.5 }], "zero-size");
   assert.throws(() => resolveMemoryConfiguration("fast" as never, props(MiB)), PoolConfigError);
 });

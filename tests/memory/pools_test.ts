@@ -10,7 +10,15 @@ import { FakeStorage } from "../_fakes.ts";
 import { runMemoryPoolContract } from "./memory_pool_contract.ts";
 
 runMemoryPoolContract("SlicedPool", (s) => new SlicedPool(s, { pageSize: 4096, maxSliceSize: 4096 }, "sliced"));
+runMemoryPoolContract(
+  "SlicedPool (best fit, idle pages given back)",
+  (s) => new SlicedPool(s, { pageSize: 4096, maxSliceSize: 4096, fit: "best", deallocPeriod: 10 }, "sliced"),
+);
 runMemoryPoolContract("ExclusivePool", (s) => new ExclusivePool(s, { maxAllocSize: 1024 }, "exclusive"));
+runMemoryPoolContract(
+  "ExclusivePool (size classes)",
+  (s) => new ExclusivePool(s, { maxAllocSize: 1024, sizeClasses: 8 }, "exclusive"),
+);
 runMemoryPoolContract("PersistentPool", (s) => new PersistentPool(s, "persistent"));
 runMemoryPoolContract("DirectPool", (s) => new DirectPool(s, {}, "direct"));
 

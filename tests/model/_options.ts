@@ -7,6 +7,7 @@
 
 import type { ClientOptions } from "../../mod.ts";
 import type { MemoryConfiguration, PersistentMemoryPolicy } from "../../mod.ts";
+import { TEST_FAST_READS } from "../_gpu.ts";
 
 /** Options of one model run. */
 export interface ModelOptions {
@@ -98,9 +99,17 @@ export const AVOIDABLE: Readonly<Record<string, string>> = {
 /** Client options a run picks from its seed: batching, stream slots and memory layouts all vary. */
 export function chooseConfig(pick: <T>(items: readonly T[]) => T): ClientOptions {
   const memory: MemoryConfiguration[] = [
-    "subslices",
+    "compact",
     "subslices",
     "exclusive-pages",
+    // Small best-fit pages given back after 10 idle reservations: the free-slice index and the sweep work hard.
+    {
+      pools: [
+        { kind: "exclusive", maxAllocSize: 0 },
+        { kind: "sliced", pageSize: 2048, maxSliceSize: 1024, fit: "best", deallocPeriod: 10 },
+        { kind: "exclusive", maxAllocSize: 1 << 20, deallocPeriod: 10, sizeClasses: 4 },
+      ],
+    },
     // Small pages: many pages, so cleanups destroy buffers often.
     {
       pools: [
@@ -112,6 +121,7 @@ export function chooseConfig(pick: <T>(items: readonly T[]) => T): ClientOptions
     { pools: [{ kind: "direct", reclaimAt: 4096 }] },
   ];
   return {
+    ...(TEST_FAST_READS ? { fastReads: true } : {}),
     tasksMax: pick([512, 512, 64, 8, 3, 2, 1]),
     maxStreams: pick([128, 128, 2]),
     memory: pick(memory),

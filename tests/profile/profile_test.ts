@@ -202,7 +202,13 @@ Deno.test("parseLogEnv() reads DENOGPU_LOG's levels and sink", () => {
     memory: "full",
     sink: { file: "/tmp/x.log", append: true },
   });
-  assert.deepEqual(parseLogEnv("1"), { compilation: "basic", memory: "basic", launches: "basic", profiling: "basic" });
+  assert.deepEqual(parseLogEnv("1"), {
+    compilation: "basic",
+    memory: "basic",
+    launches: "basic",
+    profiling: "basic",
+    autotune: "basic",
+  });
   assert.deepEqual(parseLogEnv("profiling=medium,stdout"), { profiling: "medium", sink: "stdout" });
 });
 

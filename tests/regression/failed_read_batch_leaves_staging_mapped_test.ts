@@ -31,17 +31,20 @@ interface StagingLog {
 
 /**
  * Runs `fn` with `GPUBuffer`'s map, unmap and destroy watched; `onMapped`
- * runs once, after `count` read mappings resolved.
+ * runs once, when every read mapping requested so far has resolved (a batch
+ * requests all of its maps before any resolves).
  */
-async function watchStaging(count: number, onMapped: () => void, fn: () => Promise<void>): Promise<StagingLog> {
+async function watchStaging(onMapped: () => void, fn: () => Promise<void>): Promise<StagingLog> {
   const log: StagingLog = { mapped: new Set(), unmapped: new Set(), destroyed: new Set() };
   const proto = GPUBuffer.prototype;
   const { mapAsync, unmap, destroy } = proto;
+  let requested = 0;
   let resolved = 0;
   proto.mapAsync = function (this: GPUBuffer, ...args: Parameters<GPUBuffer["mapAsync"]>) {
     if (args[0] === GPUMapMode.READ) log.mapped.add(this);
+    requested++;
     return mapAsync.apply(this, args).then((v) => {
-      if (++resolved === count) onMapped();
+      if (++resolved === requested) onMapped();
       return v;
     });
   };
@@ -65,9 +68,13 @@ async function watchStaging(count: number, onMapped: () => void, fn: () => Promi
   return log;
 }
 
-/** Three reads in one tick (one batch, three staging buffers); every one must reject with `DeviceLostError`. */
+/**
+ * Three reads in one tick, of 60, 200 and 200 KiB: one batch, with several
+ * staging buffers (a batch packs its reads into the buffers it took while
+ * they fit); every one must reject with `DeviceLostError`.
+ */
 async function readThree(client: ComputeClient): Promise<void> {
-  const handles = [1, 2, 3].map((k) => client.create(new Uint32Array(64).fill(k)));
+  const handles = [15, 50, 50].map((k) => client.create(new Uint32Array(k * 1024).fill(k)));
   await client.sync();
   const outcomes = await Promise.allSettled(handles.map((h) => client.read(h)));
   for (const o of outcomes) {
@@ -78,8 +85,8 @@ async function readThree(client: ComputeClient): Promise<void> {
 Deno.test("a read batch failing after a device loss destroys every staging buffer it mapped", async () => {
   const client = await createClient();
   try {
-    const log = await watchStaging(3, () => client.server.device.destroy(), () => readThree(client));
-    assert.equal(log.mapped.size, 3, "one staging buffer per read");
+    const log = await watchStaging(() => client.server.device.destroy(), () => readThree(client));
+    assert.ok(log.mapped.size >= 2, `${log.mapped.size} staging buffers in the batch`);
     // After a loss `unmap()` throws; destroying is the one way back for a mapped buffer.
     const kept = [...log.mapped].filter((b) => !log.destroyed.has(b) && !log.unmapped.has(b)).map((b) => b.label);
     assert.deepEqual(kept, [], "staging buffers left mapped and never destroyed");
@@ -94,8 +101,8 @@ Deno.test("a read batch failing because its client was destroyed on a caller's d
   const device = await adapter.requestDevice();
   try {
     const client = await createClient({ device });
-    const log = await watchStaging(3, () => client.destroy(), () => readThree(client));
-    assert.equal(log.mapped.size, 3, "one staging buffer per read");
+    const log = await watchStaging(() => client.destroy(), () => readThree(client));
+    assert.ok(log.mapped.size >= 2, `${log.mapped.size} staging buffers in the batch`);
     // Unmapped and parked in the destroyed stream's pool is not given back: nothing would ever destroy them.
     const kept = [...log.mapped].filter((b) => !log.destroyed.has(b)).map((b) => b.label);
     assert.deepEqual(kept, [], "staging buffers still alive on the caller's device");

@@ -16,6 +16,7 @@ Deno.test("DENOGPU_LOG all=disabled turns every subsystem off, profiling include
     memory: "disabled",
     launches: "disabled",
     profiling: "disabled",
+    autotune: "disabled",
   });
 });
 

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { IoError, ServerUnhealthyError, UnsupportedError } from "../../mod.ts";
+import { CollectiveError, IoError, ServerUnhealthyError } from "../../mod.ts";
 import { incKernel, readU32, withClient } from "../_gpu.ts";
 
 Deno.test("read() with non-contiguous strides rejects with IoError unsupported-strides", async () => {
@@ -70,11 +70,13 @@ Deno.test("getResource() hands out the raw buffer range and keeps it alive until
   });
 });
 
-Deno.test("methods of later features throw UnsupportedError, and collectives are unsupported", async () => {
+Deno.test("commInit refuses an empty set, a device that is not open and a set without the calling device", async () => {
   await withClient((client) => {
     const s = client.server;
-    assert.throws(() => s.commInit([]), UnsupportedError);
-    assert.throws(() => s.syncCollective(0), UnsupportedError);
+    assert.throws(() => s.commInit([]), TypeError);
+    assert.throws(() => s.commInit([s.deviceId, { typeId: 0, indexId: 999 }]), CollectiveError);
+    assert.throws(() => s.commInit([{ typeId: s.deviceId.typeId, indexId: s.deviceId.indexId + 1 }]), CollectiveError);
+    s.commInit([s.deviceId]);
   });
 });
 

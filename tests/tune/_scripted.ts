@@ -4,7 +4,7 @@
  * candidate that ran (or the failure it was scripted to queue).
  */
 
-import type { RunOutcome, TuneCandidate, TuneMeasurer } from "../../src/tune/mod.ts";
+import type { RunOutcome, TuneCandidate, TuneMeasurer } from "../../tune.ts";
 
 /** A candidate's scripted time: nanoseconds, one per sample (the last repeats), or a failure to report. */
 export type Script = number | readonly number[] | { readonly queue: string };

@@ -7,7 +7,8 @@
  *   <store>: a JSON file path, or `local-storage:<prefix>`.
  */
 
-import { defineTunableSet, jsonFileTuneStore, localStorageTuneStore, Tuner } from "../../src/tune/mod.ts";
+import { defineTunableSet } from "../../mod.ts";
+import { jsonFileTuneStore, localStorageTuneStore, Tuner } from "../../tune.ts";
 import { scripted } from "./_scripted.ts";
 
 const [where = "", key = "1", delay = "0"] = Deno.args;

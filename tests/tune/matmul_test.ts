@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { type ComputeClient, createClient, type Handle } from "../../mod.ts";
-import { profileMeasurer, Tuner } from "../../src/tune/mod.ts";
+import { profileMeasurer, Tuner } from "../../tune.ts";
 import {
   MATMUL_CANDIDATES,
   matmulLoopIterations,

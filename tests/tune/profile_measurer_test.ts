@@ -8,7 +8,8 @@
 
 import assert from "node:assert/strict";
 import { CompilationError, type ComputeClient, createClient, defineKernel } from "../../mod.ts";
-import { defineTunableSet, profileMeasurer, type ProfilingClient, Tuner } from "../../src/tune/mod.ts";
+import { defineTunableSet } from "../../mod.ts";
+import { profileMeasurer, type ProfilingClient, Tuner } from "../../tune.ts";
 import { defineLoopKernel, launchWithinBudget } from "../_loop_budget.ts";
 
 /** Spins `iterations` (info word 0) times per invocation. */
@@ -75,7 +76,12 @@ Deno.test("a round of 8 runs is measured with one device wait, each run getting 
     assert.equal(maps.waves(), 1);
     const nanos = outcomes.map((o) => o.kind === "sample" ? o.nanos : NaN);
     assert.ok(nanos.every((t) => t > 0), JSON.stringify(outcomes));
-    assert.ok(nanos[1]! > nanos[0]! && nanos[3]! > nanos[4]!, `spin 2000 measures longer than 50: ${nanos}`);
+    // The work differs 40-fold; compare medians, not single samples (a round's first dispatch can carry a
+    // warm-up on a busy software adapter).
+    const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]!;
+    const long = median([nanos[1]!, nanos[3]!, nanos[7]!]);
+    const short = median([nanos[0]!, nanos[4]!, nanos[5]!, nanos[6]!]);
+    assert.ok(long > short, `spin 2000 measures longer than 50: ${nanos}`);
   });
 });
 

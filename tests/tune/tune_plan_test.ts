@@ -5,7 +5,9 @@
  */
 
 import assert from "node:assert/strict";
-import { anchor, defineTunableSet, type PlanEntry, SampleSet, TunePlan } from "../../src/tune/mod.ts";
+import { anchor, defineTunableSet } from "../../mod.ts";
+import { type PlanEntry, TunePlan } from "../../src/tune/tune_plan.ts";
+import { SampleSet } from "../../src/tune/sample_set.ts";
 
 /** A candidate in the given groups: [group, group priority, priority within it]. */
 function entry(...groups: [string, number, number][]): PlanEntry {

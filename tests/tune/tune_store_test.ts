@@ -7,13 +7,8 @@
  */
 
 import assert from "node:assert/strict";
-import {
-  createTuneStore,
-  jsonFileTuneStore,
-  localStorageTuneStore,
-  storeKey,
-  tuneDeviceKey,
-} from "../../src/tune/mod.ts";
+import { createTuneStore, jsonFileTuneStore, localStorageTuneStore, tuneDeviceKey } from "../../tune.ts";
+import { storeKey } from "../../src/tune/tune_store.ts";
 
 const SCRIPT = new URL("./_tune_process.ts", import.meta.url);
 const ROOT = new URL("../../", import.meta.url);

@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { AutotuneError, defineTunableSet, memoryTuneStore, type TuneProgress, Tuner } from "../../src/tune/mod.ts";
+import { AutotuneError, defineTunableSet } from "../../mod.ts";
+import { memoryTuneStore, type TuneProgress, Tuner } from "../../tune.ts";
 import { captureLog, scripted } from "./_scripted.ts";
 
 const MS = 1e6;

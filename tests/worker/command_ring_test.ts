@@ -8,7 +8,8 @@
  */
 
 import assert from "node:assert/strict";
-import { allocateRing, RingReader, RingWriter } from "../../src/worker/command_ring.ts";
+import { allocateRing, RingWriter } from "../../src/worker/command_ring.ts";
+import { RingReader } from "../../src/worker/ring_reader.ts";
 import { header, Op, opOf, SLOT_WORDS, slotsOf } from "../../src/worker/ring_layout.ts";
 
 /** Writes a launch-shaped record of `slots` slots whose words after the header are `seq * 1000 + i`. */

@@ -1,0 +1,176 @@
+/**
+ * The free slices of a best-fit sliced pool, sorted by extent (then older
+ * page, then offset), so that a reservation finds the smallest free slice that
+ * holds it by binary search. Pages tell the index that one of their slices was
+ * released through `Page.released`; `refresh` then merges the page's runs of
+ * free slices and files them. Most updates move one entry a few places
+ * instead of removing and inserting it.
+ *
+ * @module
+ */
+
+import type { Page, Slice } from "../contract/managed_memory.ts";
+
+/** True when `a` sorts before `b`: smaller extent, then older page (lower storage id), then lower offset. */
+function before(a: Slice, b: Slice): boolean {
+  const ea = a.effectiveSize;
+  const eb = b.effectiveSize;
+  if (ea !== eb) return ea < eb;
+  const pa = a.page.storage.id;
+  const pb = b.page.storage.id;
+  return pa !== pb ? pa < pb : a.offset < b.offset;
+}
+
+/** Free slices by ascending extent; each listed slice has `indexed` set. */
+export class FreeSlices {
+  #list: Slice[] = [];
+
+  /** Number of listed slices. */
+  get length(): number {
+    return this.#list.length;
+  }
+
+  /**
+   * Position of the smallest listed slice of at least `need` bytes (the
+   * oldest page's, then the lowest offset, among equals), or -1.
+   *
+   * @param need Bytes, padding included.
+   * @returns The position, for `at` and `replace`.
+   */
+  bestFit(need: number): number {
+    const list = this.#list;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (list[mid]!.effectiveSize < need) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo === list.length ? -1 : lo;
+  }
+
+  /**
+   * The slice at a position.
+   *
+   * @param at A position from `bestFit`.
+   * @returns The slice.
+   */
+  at(at: number): Slice {
+    return this.#list[at]!;
+  }
+
+  /**
+   * Replaces the slice at `at` (taken for an allocation) with `next`, the
+   * free remainder of it, or removes the entry when there is none.
+   *
+   * @param at A position from `bestFit`.
+   * @param next The remainder, or `null`.
+   */
+  replace(at: number, next: Slice | null): void {
+    const list = this.#list;
+    list[at]!.indexed = false;
+    if (next === null) {
+      list.splice(at, 1);
+      return;
+    }
+    list[at] = next;
+    next.indexed = true;
+    this.#settle(at);
+  }
+
+  /**
+   * Lists a free slice.
+   *
+   * @param slice A free slice not listed yet.
+   */
+  add(slice: Slice): void {
+    const list = this.#list;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (before(list[mid]!, slice)) lo = mid + 1;
+      else hi = mid;
+    }
+    list.splice(lo, 0, slice);
+    slice.indexed = true;
+  }
+
+  /** Forgets every slice. */
+  clear(): void {
+    for (const s of this.#list) s.indexed = false;
+    this.#list.length = 0;
+  }
+
+  /**
+   * Merges the runs of free slices of `page` (one of whose slices was
+   * released) and lists every free slice of it; a merged run takes the place
+   * of one of its listed members.
+   *
+   * @param page The page.
+   */
+  refresh(page: Page): void {
+    const slices = page.slices;
+    for (let i = 0; i < slices.length; i++) {
+      const s = slices[i]!;
+      if (!s.isFree()) continue;
+      let j = i + 1;
+      while (j < slices.length && slices[j]!.isFree()) j++;
+      if (j === i + 1) {
+        if (!s.indexed) this.add(s);
+        continue;
+      }
+      let slot: Slice | null = null;
+      let extent = 0;
+      for (let k = i; k < j; k++) {
+        const t = slices[k]!;
+        extent += t.effectiveSize;
+        if (!t.indexed) continue;
+        if (slot === null) slot = t;
+        else this.#remove(t);
+      }
+      // Found before the merge changes the extent the slot is listed under.
+      const at = slot === null ? -1 : this.#positionOf(slot);
+      for (let k = i + 1; k < j; k++) slices[k]!.detach();
+      slices.splice(i + 1, j - i - 1);
+      s.size = extent;
+      s.padding = 0;
+      if (at < 0) this.add(s);
+      else this.replace(at, s);
+    }
+  }
+
+  #positionOf(slice: Slice): number {
+    const list = this.#list;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (before(list[mid]!, slice)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (list[lo] !== slice) throw new Error("free-slice index out of order");
+    return lo;
+  }
+
+  #remove(slice: Slice): void {
+    this.#list.splice(this.#positionOf(slice), 1);
+    slice.indexed = false;
+  }
+
+  /** Moves the entry at `at`, whose extent changed, to its place. */
+  #settle(at: number): void {
+    const list = this.#list;
+    const s = list[at]!;
+    let i = at;
+    while (i > 0 && before(s, list[i - 1]!)) {
+      list[i] = list[i - 1]!;
+      i--;
+    }
+    while (i < list.length - 1 && before(list[i + 1]!, s)) {
+      list[i] = list[i + 1]!;
+      i++;
+    }
+    list[i] = s;
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * Logical devices (CubeCL's `DeviceService::init`, once per device): device
+ * `n` is one `GPUDevice` requested from the adapter Deno offers, made by the
+ * first request for `n`; later requests get the same server. The runtime
+ * numbers devices itself (`adapter.info` is the same for every device of an
+ * adapter). Closing a device destroys its server and frees its number: the
+ * next request for it makes a fresh device.
+ *
+ * @module
+ */
+
+import { directory } from "../collective/device_directory.ts";
+import { type DeviceKind, toLogicalDevice } from "../collective/device_ids.ts";
+import type { ServerOptions } from "./server_options.ts";
+import { WebGpuServer } from "./webgpu_server.ts";
+
+/** Largest logical device index (CubeCL's device ids are 16-bit). */
+const MAX_INDEX = 0xffff;
+
+interface Opening {
+  readonly promise: Promise<WebGpuServer>;
+  readonly options: ServerOptions;
+  server: WebGpuServer | null;
+}
+
+/** Devices being opened or open, by logical index (those made through `openDevice`). */
+const opened = new Map<number, Opening>();
+
+/** The live entry of index `n`, dropping one whose server has closed since. */
+function entryOf(index: number): Opening | undefined {
+  const e = opened.get(index);
+  if (e !== undefined && e.server !== null && e.server.closed) {
+    opened.delete(index);
+    return undefined;
+  }
+  return e;
+}
+
+/** A server of a numbered device that `WebGpuServer.create` made directly (not through the registry). */
+/** The owner of an open device of this index that can be destroyed (a server, or a worker client's device). */
+function directOwner(index: number): { destroy(): void } | undefined {
+  for (const e of directory.list()) {
+    const d = toLogicalDevice(e.id);
+    const owner = e.owner as { destroy?: unknown };
+    if (d.kind !== "existing" && d.index === index && typeof owner.destroy === "function") {
+      return owner as { destroy(): void };
+    }
+  }
+  return undefined;
+}
+
+function directServer(index: number): WebGpuServer | undefined {
+  for (const e of directory.list()) {
+    const d = toLogicalDevice(e.id);
+    if (d.kind !== "existing" && d.index === index && e.owner instanceof WebGpuServer) return e.owner;
+  }
+  return undefined;
+}
+
+function sameOptions(first: ServerOptions, later: ServerOptions, index: number): void {
+  for (const [key, value] of Object.entries(later)) {
+    if (value === undefined) continue;
+    const had = (first as Record<string, unknown>)[key];
+    if (had !== value) {
+      throw new TypeError(
+        `createClient: device ${index} is open with ${key} = ${String(had)}; this request asks ${String(value)}. ` +
+          `A device's options are fixed by its first request: leave them out, or close the device first`,
+      );
+    }
+  }
+}
+
+/**
+ * The server of logical device `index`: made by the first request (with its
+ * options), shared by later ones. Without an index, a fresh device at the
+ * lowest free index.
+ *
+ * @param options The server's options (a later request may repeat them, not change them).
+ * @param index The logical device index, or undefined for a fresh device.
+ * @returns The server.
+ * @throws {RangeError} For an index that is not an integer from 0 to 65535.
+ * @throws {TypeError} When a later request for an open device asks other options.
+ */
+export function openDevice(options: ServerOptions, index?: number): Promise<WebGpuServer> {
+  if (index !== undefined) {
+    if (!Number.isSafeInteger(index) || index < 0 || index > MAX_INDEX) {
+      return Promise.reject(
+        new RangeError(`createClient: deviceIndex must be an integer from 0 to ${MAX_INDEX}, got ${String(index)}`),
+      );
+    }
+    const known = entryOf(index);
+    if (known !== undefined) {
+      try {
+        sameOptions(known.options, options, index);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      return known.promise;
+    }
+    const direct = directServer(index);
+    if (direct !== undefined) return Promise.resolve(direct);
+  }
+  const taken = directory.take(index);
+  const entry: Opening = {
+    options,
+    server: null,
+    promise: WebGpuServer.create(options, taken).then(
+      (server) => {
+        entry.server = server;
+        return server;
+      },
+      (e) => {
+        opened.delete(taken);
+        directory.give(taken);
+        throw e;
+      },
+    ),
+  };
+  opened.set(taken, entry);
+  return entry.promise;
+}
+
+/** An open device, as `listDevices` gives it. */
+export interface DeviceListing {
+  /** Its kind. */
+  readonly kind: DeviceKind;
+  /** Its logical index (or its number among `existing` devices). */
+  readonly index: number;
+  /** The adapter's description (the same for every device of one adapter). */
+  readonly description: string;
+}
+
+/**
+ * The open devices of this thread, by kind and index: the numbered ones and
+ * those the application passed in (`existing`).
+ *
+ * @example Two logical devices
+ * ```ts
+ * import { closeDevices, createClient, listDevices } from "@denogpu/runtime";
+ *
+ * const a = await createClient({ deviceIndex: 0 });
+ * const b = await createClient({ deviceIndex: 1 });
+ * console.log(listDevices().map((d) => d.index)); // [0, 1]
+ * console.log(a.deviceId.kind === b.deviceId.kind); // true: one adapter
+ * await closeDevices();
+ * ```
+ *
+ * @returns One entry per open device.
+ */
+export function listDevices(): DeviceListing[] {
+  return directory.list().map((e) => ({ ...toLogicalDevice(e.id), description: e.description }));
+}
+
+/**
+ * Closes numbered devices: destroys each one's server and device (queued work
+ * is submitted, not awaited; pending reads and collectives reject), and frees
+ * its index, so the next `createClient({ deviceIndex })` makes a fresh device.
+ * Devices still opening are closed once open. Indices that are not open are
+ * skipped; devices the application passed in are left to their clients.
+ *
+ * @example Close one device, then all
+ * ```ts
+ * import { closeDevices, createClient, listDevices } from "@denogpu/runtime";
+ *
+ * await createClient({ deviceIndex: 0 });
+ * await createClient({ deviceIndex: 1 });
+ * await closeDevices(1);
+ * console.log(listDevices().map((d) => d.index)); // [0]
+ * await closeDevices();
+ * ```
+ *
+ * @param devices The indices to close; every numbered device when omitted.
+ * @returns Settles once they are closed.
+ */
+export async function closeDevices(devices?: number | readonly number[]): Promise<void> {
+  const all = new Set<number>(opened.keys());
+  for (const e of directory.list()) {
+    const d = toLogicalDevice(e.id);
+    if (d.kind !== "existing") all.add(d.index);
+  }
+  const wanted = devices === undefined ? [...all] : typeof devices === "number" ? [devices] : [...devices];
+  await Promise.all(wanted.map(async (index) => {
+    const entry = opened.get(index);
+    const server = entry !== undefined ? await entry.promise.catch(() => null) : directOwner(index);
+    server?.destroy();
+    if (opened.get(index) === entry) opened.delete(index);
+  }));
+}

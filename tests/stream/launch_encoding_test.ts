@@ -1,0 +1,137 @@
+/**
+ * What the launch path encodes: a bind group bound already under the same
+ * pipeline with the same dynamic offset is not set again (identical
+ * consecutive info words share one arena offset), and an indirect launch
+ * whose count comes from `createCount` dispatches from the count in place,
+ * without a copy that would end the compute pass.
+ */
+
+import assert from "node:assert/strict";
+import type { ComputeClient } from "../../mod.ts";
+import { affineKernel, incKernel, readU32, withClient } from "../_gpu.ts";
+
+/** Counts the WebGPU calls `fn` makes on passes and encoders. */
+function countCalls(fn: () => void): { setBindGroup: number; beginComputePass: number; copies: number } {
+  const pass = GPUComputePassEncoder.prototype;
+  const encoder = GPUCommandEncoder.prototype;
+  const setBindGroup = pass.setBindGroup;
+  const begin = encoder.beginComputePass;
+  const copy = encoder.copyBufferToBuffer;
+  const n = { setBindGroup: 0, beginComputePass: 0, copies: 0 };
+  pass.setBindGroup = function (this: GPUComputePassEncoder, ...args: unknown[]) {
+    n.setBindGroup++;
+    (setBindGroup as (...a: unknown[]) => void).apply(this, args);
+    return undefined;
+  } as typeof setBindGroup;
+  encoder.beginComputePass = function (this: GPUCommandEncoder, ...args: unknown[]) {
+    n.beginComputePass++;
+    return (begin as (...a: unknown[]) => GPUComputePassEncoder).apply(this, args);
+  };
+  encoder.copyBufferToBuffer = function (this: GPUCommandEncoder, ...args: unknown[]) {
+    n.copies++;
+    (copy as (...a: unknown[]) => void).apply(this, args);
+    return undefined;
+  } as typeof copy;
+  try {
+    fn();
+  } finally {
+    pass.setBindGroup = setBindGroup;
+    encoder.beginComputePass = begin;
+    encoder.copyBufferToBuffer = copy;
+  }
+  return n;
+}
+
+/** Launches `affine` `n` times on (x, y) with the infos of `infos(i)`; returns the calls made. */
+function launches(client: ComputeClient, x: ReturnType<ComputeClient["create"]>, infos: (i: number) => Uint32Array) {
+  const y = client.empty(64 * 4);
+  const calls = countCalls(() => {
+    for (let i = 0; i < 10; i++) client.launch(affineKernel, [1], [x, y], infos(i));
+  });
+  return { calls, y };
+}
+
+Deno.test("identical info words on the same buffers set the bind group once per pass", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(64).fill(3));
+    client.launch(affineKernel, [1], [x, client.empty(256)], new Uint32Array([64, 2, 1])); // compiled and validated
+    await client.sync();
+    const info = new Uint32Array([64, 2, 1]);
+    const { calls, y } = launches(client, x, () => info);
+    assert.equal(calls.setBindGroup, 1);
+    assert.deepEqual([...await readU32(client, y)], new Array(64).fill(7));
+  }, { tasksMax: 4096 });
+});
+
+Deno.test("info words that change between launches rebind every time, and each launch reads its own words", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(64).fill(3));
+    client.launch(affineKernel, [1], [x, client.empty(256)], new Uint32Array([64, 2, 1]));
+    await client.sync();
+    const infos = (i: number) => new Uint32Array([64, 2, i % 2 === 0 ? 1 : 5]); // A, B, A, B ...
+    const { calls, y } = launches(client, x, infos);
+    assert.equal(calls.setBindGroup, 10);
+    assert.deepEqual([...await readU32(client, y)], new Array(64).fill(3 * 2 + 5)); // the last launch's words
+  }, { tasksMax: 4096 });
+});
+
+Deno.test("an indirect launch from createCount dispatches in place: no copy, one pass", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(256));
+    const count = client.createCount(4, 1, 1); // 4 workgroups of 64
+    client.launch(incKernel, count, [x]);
+    await client.sync();
+    const calls = countCalls(() => {
+      for (let i = 0; i < 9; i++) client.launch(incKernel, count, [x]);
+    });
+    assert.equal(calls.copies, 0);
+    assert.ok(calls.beginComputePass <= 1, `${calls.beginComputePass} passes`);
+    assert.deepEqual([...await readU32(client, x)], new Array(256).fill(10));
+  }, { tasksMax: 4096 });
+});
+
+Deno.test("an indirect launch from a count that shares a page with its bindings is still correct (copied first)", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(64));
+    const count = client.create(new Uint32Array([1, 1, 1])); // ordinary memory: same pool page as x
+    client.launch(incKernel, [1], [client.empty(256)]); // compiled and validated: nothing is held below
+    await client.sync();
+    const calls = countCalls(() => {
+      for (let i = 0; i < 3; i++) client.launch(incKernel, count, [x]);
+    });
+    assert.equal(calls.copies, 3);
+    assert.deepEqual([...await readU32(client, x)], new Array(64).fill(3));
+  });
+});
+
+Deno.test("info words repeated from one submit to the next are not uploaded again, and changed words are", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(64).fill(3));
+    const y = client.empty(64 * 4);
+    client.launch(affineKernel, [1], [x, y], new Uint32Array([64, 2, 1]));
+    await client.sync();
+    const queue = client.server.device.queue;
+    const writeBuffer = queue.writeBuffer;
+    let uploads = 0;
+    queue.writeBuffer = function (this: GPUQueue, ...args: unknown[]) {
+      if ((args[0] as GPUBuffer).label.includes("info arena")) uploads++;
+      (writeBuffer as (...a: unknown[]) => void).apply(this, args);
+      return undefined;
+    } as typeof writeBuffer;
+    try {
+      const a = new Uint32Array([64, 2, 1]);
+      for (let i = 0; i < 8; i++) client.launch(affineKernel, [1], [x, y], a); // 4 submits of the same words
+      assert.equal(uploads, 0, "the arena already holds these words");
+      client.launch(affineKernel, [1], [x, y], new Uint32Array([64, 5, 0]));
+      client.launch(affineKernel, [1], [x, y], new Uint32Array([64, 5, 0])); // a submit: new words, uploaded
+      assert.equal(uploads, 1);
+      assert.deepEqual([...await readU32(client, y)], new Array(64).fill(15));
+      client.launch(affineKernel, [1], [x, y], a);
+      client.launch(affineKernel, [1], [x, y], a);
+      assert.equal(uploads, 2, "back to the first words: uploaded again");
+      assert.deepEqual([...await readU32(client, y)], new Array(64).fill(7));
+    } finally {
+      queue.writeBuffer = writeBuffer;
+    }
+  }, { tasksMax: 2 });
+});
