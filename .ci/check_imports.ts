@@ -34,7 +34,8 @@ export const LAYERS: Readonly<Record<string, number>> = {
   "tune": 4,
   "collective": 4,
   "server": 5,
-  "client": 6,
+  "worker": 6,
+  "client": 7,
 };
 
 /** An import graph: file → files it imports (paths relative to the root). */

@@ -5,13 +5,14 @@
  * a `SharedArrayBuffer` (each stages its source into its slice, sums 1/N of
  * the elements over every slice, uploads the sum), and `client.allReduce` on
  * one thread; interleaved in a shuffled order each rep, min, p10 and median.
- * Both raw forms are timed until every device has run its upload. This is
- * the target for clients hosted in Workers once they join collectives.
+ * Both raw forms are timed until every device has run its upload. Worker
+ * clients (`createClient({ worker: true })`, one device each) run the same
+ * `allReduce`: their devices read and write in parallel, this thread sums.
  *
  * Run: `MIB=64 DEVICES=4 REPS=11 deno run --allow-env --allow-read bench/collectives_workers.ts`.
  */
 
-import { type ComputeClient, createClient } from "../mod.ts";
+import { type ComputeClient, createClient, type WorkerClient } from "../mod.ts";
 
 const env = (name: string, fallback: string) =>
   Deno.permissions.querySync({ name: "env", variable: name }).state === "granted"
@@ -107,10 +108,24 @@ async function runtime(): Promise<void> {
   await Promise.all(clients.map((c) => c.sync()));
 }
 
+// Worker clients, one device (and Worker) each: they read and write in parallel, this thread sums.
+const wclients: WorkerClient[] = [];
+for (let i = 0; i < N; i++) wclients.push(await createClient({ worker: true, deviceIndex: N + i }));
+const ws = wclients.map((c, i) => c.create(data(i)));
+const wd = wclients.map((c) => c.empty(bytes));
+const wdevices = wclients.map((c) => c.deviceId.index);
+async function workerClients(): Promise<void> {
+  await Promise.all(
+    wclients.map((c, i) => c.allReduce(ws[i]!, wd[i]!, { dtype: "f32", devices: wdevices, reduceOn: "host" })),
+  );
+  await Promise.all(wclients.map((c) => c.sync()));
+}
+
 const variants: [string, () => Promise<void>][] = [
   ["raw, one thread (baseline)", oneThread],
   ["raw, one Worker per device", perWorker],
   ["client.allReduce, one thread", runtime],
+  ["client.allReduce, worker clients", workerClients],
 ];
 const times = new Map<string, number[]>(variants.map(([k]) => [k, []]));
 for (const [, v] of variants) await v(); // warm-up
@@ -135,4 +150,10 @@ for (const [name, v] of times) {
 }
 await all("close");
 for (const c of clients) c.destroy();
+const sums = await wclients[0]!.read(wd[0]!, Float32Array);
+const want = data(0);
+for (let i = 1; i < N; i++) sumInto(want, data(i));
+if (sums.some((v, k) => v !== want[k])) throw new Error("worker clients' all-reduce differs from the CPU sum");
+for (const c of wclients) c.destroy();
+await Promise.all(wclients.map((c) => c.ended));
 for (const d of raw) d.destroy();

@@ -10,7 +10,8 @@
  * fails when a test defines a kernel with a loop any other way.
  */
 
-import { type ComputeClient, defineKernel, type Handle } from "../mod.ts";
+import { defineKernel, type Handle } from "../mod.ts";
+import type { AnyClient } from "../server.ts";
 import type { Kernel, KernelOptions } from "../mod.ts";
 
 /** Loop iterations one llvmpipe invocation runs, in total, before it is silently stopped. */
@@ -75,7 +76,7 @@ export function checkLoopBudget(k: LoopKernel, count: readonly number[], info?: 
  * @param info Info words.
  */
 export function launchWithinBudget(
-  client: ComputeClient,
+  client: AnyClient,
   k: LoopKernel,
   count: readonly number[],
   buffers: readonly Handle[],

@@ -42,16 +42,22 @@ export function emptyCountOn(t: Target): Handle {
   return new Handle(t.server, memory, t.stream, 12);
 }
 
-/** Allocates an indirect count holding `[x, y, z]` (see `ComputeClient.createCount`). */
-export function createCountOn(t: Target, x: number, y: number, z: number): Handle {
+/** The 12 bytes of an indirect count `[x, y, z]`, each checked to be a u32 (for `createCount`). */
+export function countBytes(x: number, y: number, z: number): Uint8Array<ArrayBuffer> {
   const counts = [x, y, z];
   counts.forEach((v, i) => {
     if (!Number.isInteger(v) || v < 0 || v > 0xffff_ffff) {
       throw new RangeError(`createCount: ${"xyz"[i]} must be an integer in [0, 2^32), got ${v}`);
     }
   });
+  return new Uint8Array(new Uint32Array(counts).buffer);
+}
+
+/** Allocates an indirect count holding `[x, y, z]` (see `ComputeClient.createCount`). */
+export function createCountOn(t: Target, x: number, y: number, z: number): Handle {
+  const bytes = countBytes(x, y, z);
   const h = emptyCountOn(t);
-  writeBytes(t, h, new Uint8Array(new Uint32Array(counts).buffer));
+  writeBytes(t, h, bytes);
   return h;
 }
 
@@ -90,7 +96,7 @@ export function writeOn(t: Target, handle: Handle, data: HostData): void {
  * Checks that `bytes` bytes read as a whole number of `type`'s elements, before
  * anything is read; returns the element size (1 for bytes).
  */
-function elementSize(type: TypedArrayType<unknown> | undefined, bytes: number, where: string): number {
+export function elementSize(type: TypedArrayType<unknown> | undefined, bytes: number, where: string): number {
   if (type === undefined || (type as unknown) === Uint8Array) return 1;
   const size = typeof type === "function" ? type.BYTES_PER_ELEMENT : undefined;
   if (typeof size !== "number" || !Number.isInteger(size) || size < 1) {
@@ -103,7 +109,7 @@ function elementSize(type: TypedArrayType<unknown> | undefined, bytes: number, w
 }
 
 /** `bytes` as a `type` (a view over the same buffer; a copy only when misaligned). */
-function asTyped<T>(bytes: Uint8Array<ArrayBuffer>, type: TypedArrayType<T> | undefined, size: number): T {
+export function asTyped<T>(bytes: Uint8Array<ArrayBuffer>, type: TypedArrayType<T> | undefined, size: number): T {
   if (type === undefined || (type as unknown) === Uint8Array) return bytes as T;
   const b = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
   return new type(b.buffer, b.byteOffset, b.byteLength / size);

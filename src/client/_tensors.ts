@@ -8,10 +8,19 @@
 
 import { ResourceLimitError } from "../errors.ts";
 import type { Handle } from "../contract/handle.ts";
-import type { WebGpuServer } from "../server/webgpu_server.ts";
+import type { DeviceProperties } from "../contract/types.ts";
+import type { ServerUtilities } from "../contract/compute_server.ts";
 import { checkLayoutDescriptor } from "../contract/handle_checks.ts";
 import { type HostData, type Tensor, toBytes } from "./client_types.ts";
 import type { LayoutPlan, MemoryLayoutDescriptor } from "../contract/memory_types.ts";
+
+/** What planning a group needs of a server: its layout policy and properties (a worker client's connection has both). */
+export interface TensorPlanner {
+  /** The layout policy, as `utilities().layoutPolicy`. */
+  utilities(): Pick<ServerUtilities, "layoutPolicy">;
+  /** The device's properties. */
+  readonly properties: DeviceProperties;
+}
 
 /**
  * Checks each descriptor, then lays the group out with the server's layout
@@ -25,7 +34,7 @@ import type { LayoutPlan, MemoryLayoutDescriptor } from "../contract/memory_type
  * @throws {ResourceLimitError} When the group exceeds `maxBufferSize`.
  */
 export function planTensors(
-  server: WebGpuServer,
+  server: TensorPlanner,
   descriptors: readonly MemoryLayoutDescriptor[],
   where: string,
 ): LayoutPlan {
@@ -74,7 +83,7 @@ export function allocTensors(
  * @throws {RangeError} When a data length does not match its shape.
  */
 export function checkTensorEntries(
-  server: WebGpuServer,
+  server: TensorPlanner,
   entries: readonly { descriptor: MemoryLayoutDescriptor; data: HostData }[],
 ): { bytes: Uint8Array[]; descriptors: MemoryLayoutDescriptor[]; plan: LayoutPlan } {
   if (!Array.isArray(entries)) throw new TypeError("createTensors: entries must be an array of { descriptor, data }");

@@ -44,19 +44,23 @@ export class Graph implements Disposable {
   readonly id: GraphId;
   /** The stream it was captured on. */
   readonly stream: StreamId;
-  #server: WebGpuServer;
+  #server: Pick<WebGpuServer, "closed" | "replay" | "capturedGraph" | "graphDestroy">;
   #destroyed = false;
   #captured: CapturedGraph | null = null;
   #target: Stream | null = null;
 
   /**
-   * Internal: made by `ComputeClient.capture` and `endCapture`.
+   * Internal: made by `ComputeClient.capture` and `endCapture` (and a `WorkerClient`'s).
    *
-   * @param server The server holding the graph.
+   * @param server The server holding the graph (a worker client's connection stands in for it).
    * @param stream The capture stream.
    * @param id The graph's id.
    */
-  constructor(server: WebGpuServer, stream: StreamId, id: GraphId) {
+  constructor(
+    server: Pick<WebGpuServer, "closed" | "replay" | "capturedGraph" | "graphDestroy">,
+    stream: StreamId,
+    id: GraphId,
+  ) {
     this.#server = server;
     this.stream = stream;
     this.id = id;

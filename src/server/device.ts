@@ -66,7 +66,7 @@ export async function acquireDevice(options: DeviceOptions = {}): Promise<Acquir
       properties: deviceProperties(options.device, null),
     };
   }
-  const gpu = (globalThis.navigator as Navigator | undefined)?.gpu;
+  const gpu = (globalThis.navigator as { readonly gpu?: GPU } | undefined)?.gpu; // also a WorkerNavigator
   if (gpu === undefined) {
     throw new ServerError("WebGPU is not available: navigator.gpu is undefined in this runtime");
   }

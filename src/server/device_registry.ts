@@ -37,6 +37,18 @@ function entryOf(index: number): Opening | undefined {
 }
 
 /** A server of a numbered device that `WebGpuServer.create` made directly (not through the registry). */
+/** The owner of an open device of this index that can be destroyed (a server, or a worker client's device). */
+function directOwner(index: number): { destroy(): void } | undefined {
+  for (const e of directory.list()) {
+    const d = toLogicalDevice(e.id);
+    const owner = e.owner as { destroy?: unknown };
+    if (d.kind !== "existing" && d.index === index && typeof owner.destroy === "function") {
+      return owner as { destroy(): void };
+    }
+  }
+  return undefined;
+}
+
 function directServer(index: number): WebGpuServer | undefined {
   for (const e of directory.list()) {
     const d = toLogicalDevice(e.id);
@@ -169,7 +181,7 @@ export async function closeDevices(devices?: number | readonly number[]): Promis
   const wanted = devices === undefined ? [...all] : typeof devices === "number" ? [devices] : [...devices];
   await Promise.all(wanted.map(async (index) => {
     const entry = opened.get(index);
-    const server = entry !== undefined ? await entry.promise.catch(() => null) : directServer(index);
+    const server = entry !== undefined ? await entry.promise.catch(() => null) : directOwner(index);
     server?.destroy();
     if (opened.get(index) === entry) opened.delete(index);
   }));

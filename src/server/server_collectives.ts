@@ -59,16 +59,27 @@ export class ServerCollectives {
   #ops = new CollectiveOps();
   #numbered: boolean;
   #closed = false;
+  /** What memory of this device names as its server (the host, or a worker client's connection). */
+  #memoryOwner: object;
+  /** Reduce on the host only (a worker client: its device cannot run this thread's kernels). */
+  #hostOnly: boolean;
 
   /**
    * Numbers the device and registers it in this thread's directory.
    *
    * @param host The server.
    * @param device `index`: the logical index the registry took for it;
-   * `owned`: false for a device the application passed in (an `existing` one).
+   * `owned`: false for a device the application passed in (an `existing` one);
+   * `memoryOwner`: what its memory names as its server (default `host`);
+   * `hostOnly`: reductions run on the host (`reduceOn: "device"` is refused).
    */
-  constructor(host: CollectiveHost, device: { index?: number; owned: boolean }) {
+  constructor(
+    host: CollectiveHost,
+    device: { index?: number; owned: boolean; memoryOwner?: object; hostOnly?: boolean },
+  ) {
     this.#host = host;
+    this.#memoryOwner = device.memoryOwner ?? host;
+    this.#hostOnly = device.hostOnly ?? false;
     this.#numbered = device.owned;
     const kind = device.owned ? adapterKind(host.properties.identity) : "existing";
     const index = device.owned ? device.index ?? directory.take() : directory.nextExisting();
@@ -125,13 +136,16 @@ export class ServerCollectives {
     if (reduceOn === "device" && dtype === "f16") {
       throw new TypeError(`${where}: f16 reduces on the host; pass reduceOn "host" or "auto"`);
     }
+    if (reduceOn === "device" && this.#hostOnly) {
+      throw new TypeError(`${where}: a worker client's collectives reduce on the host; pass reduceOn "host" or "auto"`);
+    }
     const { group, rank } = this.#group(devices, where);
     const tracked = this.#ops.open(src, dst);
     const n = group.devices.length;
     const request: JoinRequest = {
       signature: `allReduce ${dtype} ${op} ${bytes} B, reduceOn ${reduceOn}`,
       what: `allReduce of ${bytes} B ${dtype} ${op} over ${group.key}`,
-      site: { reduceOn, bytes, dtype },
+      site: { reduceOn: this.#hostOnly ? "host" : reduceOn, bytes, dtype },
       timeoutMs,
       signal,
       begin: (site) => {
@@ -249,7 +263,7 @@ export class ServerCollectives {
   #checkMemory(b: BufferBinding, where: string): number {
     checkBinding(b, where);
     const owner = b.memory.server;
-    if (owner !== null && owner !== this.#host) {
+    if (owner !== null && owner !== this.#memoryOwner) {
       throw new TypeError(`${where}: memory ${b.memory.id} belongs to another device; pass memory of this device`);
     }
     return bytesOf(b);

@@ -5,7 +5,8 @@
 
 import assert from "node:assert/strict";
 import { defineKernel } from "../../mod.ts";
-import { incKernel, readU32, withClient } from "../_gpu.ts";
+import { incKernel, withClient } from "../_gpu.ts";
+import { clientTest } from "../_clients.ts";
 
 /** Writes [n / 64 rounded up, 1, 1] into a count: the workgroups to cover n items. */
 const sizeCount = defineKernel({
@@ -16,29 +17,32 @@ const sizeCount = defineKernel({
 @compute @workgroup_size(1) fn main() { count[0] = (n + 63u) / 64u; count[1] = 1u; count[2] = 1u; }`,
 });
 
-Deno.test("createCount holds [x, y, z] and an indirect launch runs that many workgroups", async () => {
-  await withClient(async (client) => {
+clientTest("createCount holds [x, y, z] and an indirect launch runs that many workgroups", async (client) => {
+  {
     using count = client.createCount(2);
     assert.equal(count.sizeInUse, 12);
-    assert.deepEqual([...await readU32(client, count)], [2, 1, 1]);
+    assert.deepEqual([...await client.read(count, Uint32Array)], [2, 1, 1]);
     using x = client.create(new Uint32Array(256));
     client.launch(incKernel, count, [x]);
-    const got = await readU32(client, x);
+    const got = await client.read(x, Uint32Array);
     assert.deepEqual([...got.slice(0, 128)], new Array(128).fill(1));
     assert.deepEqual([...got.slice(128)], new Array(128).fill(0));
-  });
+  }
 });
 
-Deno.test("a kernel writes an emptyCount through its own storage binding, and a later launch dispatches from it", async () => {
-  await withClient(async (client) => {
-    using count = client.emptyCount();
-    using x = client.create(new Uint32Array(256));
-    client.launch(sizeCount, [1], [count], new Uint32Array([130])); // 3 workgroups
-    client.launch(incKernel, count, [x]);
-    const got = await readU32(client, x);
-    assert.equal(got.filter((v) => v === 1).length, 192);
-  });
-});
+clientTest(
+  "a kernel writes an emptyCount through its own storage binding, and a later launch dispatches from it",
+  async (client) => {
+    {
+      using count = client.emptyCount();
+      using x = client.create(new Uint32Array(256));
+      client.launch(sizeCount, [1], [count], new Uint32Array([130])); // 3 workgroups
+      client.launch(incKernel, count, [x]);
+      const got = await client.read(x, Uint32Array);
+      assert.equal(got.filter((v) => v === 1).length, 192);
+    }
+  },
+);
 
 Deno.test("counts live on pages of their own, reported apart, and a released count's slot is reused", async () => {
   await withClient((client) => {
@@ -61,10 +65,18 @@ Deno.test("counts live on pages of their own, reported apart, and a released cou
   });
 });
 
-Deno.test("createCount refuses counts that are not u32 integers", async () => {
-  await withClient((client) => {
-    assert.throws(() => client.createCount(-1), /createCount: x must be an integer in \[0, 2\^32\), got -1/);
-    assert.throws(() => client.createCount(1, 1.5), /createCount: y must be/);
-    assert.throws(() => client.createCount(1, 1, 2 ** 32), /createCount: z must be/);
-  });
+clientTest("createCount refuses counts that are not u32 integers", (client) => {
+  assert.throws(() => client.createCount(-1), /createCount: x must be an integer in \[0, 2\^32\), got -1/);
+  assert.throws(() => client.createCount(1, 1.5), /createCount: y must be/);
+  assert.throws(() => client.createCount(1, 1, 2 ** 32), /createCount: z must be/);
+});
+
+clientTest("a count allocation comes from the count pool, reported apart from storage", async (client) => {
+  using x = client.create(new Uint32Array(64));
+  using a = client.createCount();
+  const report = await client.memoryReport();
+  assert.equal(report.counts.usage.numberAllocs, 1);
+  assert.equal(report.counts.pages, 1);
+  assert.equal((await client.memoryUsage()).numberAllocs, 2);
+  assert.ok(x.sizeInUse > 0 && a.sizeInUse === 12);
 });

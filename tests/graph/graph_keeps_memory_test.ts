@@ -11,18 +11,21 @@
  */
 
 import assert from "node:assert/strict";
-import type { ComputeClient, Handle } from "../../mod.ts";
-import { incKernel, plusOneKernel, readF32, readU32, withClient } from "../_gpu.ts";
+import type { Handle } from "../../mod.ts";
+import type { AnyClient } from "../../server.ts";
+import { incKernel, plusOneKernel, readF32, readU32 } from "../_gpu.ts";
+import { clientTest } from "../_clients.ts";
 
 const SENTINEL = [999, 999, 999, 999];
 
 /** Creates `count` handles of [999; 4]: with a released 16-byte slice free, one of them would reuse it. */
-function sentinelsOver(client: ComputeClient, count = 8): Handle[] {
+function sentinelsOver(client: AnyClient, count = 8): Handle[] {
   return Array.from({ length: count }, () => client.create(new Float32Array(SENTINEL)));
 }
 
-Deno.test("a graph keeps the memory of a handle released after the capture: replays never write into a new handle", async () => {
-  await withClient(async (client) => {
+clientTest(
+  "a graph keeps the memory of a handle released after the capture: replays never write into a new handle",
+  async (client) => {
     const input = client.create(new Float32Array([1, 2, 3, 4]));
     const output = client.empty(16);
     const graph = await client.capture(() => client.launch(plusOneKernel, [1], [input, output]));
@@ -36,45 +39,42 @@ Deno.test("a graph keeps the memory of a handle released after the capture: repl
     graph.destroy();
     for (const s of sentinels) s.release();
     input.release();
-  });
+  },
+);
+
+clientTest("a replay still writes into the memory of a released handle that a clone keeps", async (client) => {
+  const input = client.create(new Float32Array([1, 2, 3, 4]));
+  const output = client.empty(16);
+  const graph = await client.capture(() => client.launch(plusOneKernel, [1], [input, output]));
+  const kept = output.clone();
+  output.release();
+  const sentinels = sentinelsOver(client);
+  client.write(input, new Float32Array([10, 20, 30, 40]));
+  graph.replay();
+  assert.deepEqual([...await readF32(client, kept)], [11, 21, 31, 41]);
+  for (const s of sentinels) assert.deepEqual([...await readF32(client, s)], SENTINEL);
+  graph.destroy();
 });
 
-Deno.test("a replay still writes into the memory of a released handle that a clone keeps", async () => {
-  await withClient(async (client) => {
-    const input = client.create(new Float32Array([1, 2, 3, 4]));
-    const output = client.empty(16);
-    const graph = await client.capture(() => client.launch(plusOneKernel, [1], [input, output]));
-    const kept = output.clone();
-    output.release();
-    const sentinels = sentinelsOver(client);
-    client.write(input, new Float32Array([10, 20, 30, 40]));
-    graph.replay();
-    assert.deepEqual([...await readF32(client, kept)], [11, 21, 31, 41]);
-    for (const s of sentinels) assert.deepEqual([...await readF32(client, s)], SENTINEL);
-    graph.destroy();
-  });
+clientTest("memoryUsage() counts a graph's pinned memory as in use until the graph is destroyed", async (client) => {
+  const input = client.create(new Float32Array(64));
+  const output = client.empty(256);
+  const graph = await client.capture(() => client.launch(plusOneKernel, [1], [input, output]));
+  const before = await client.memoryUsage();
+  input.release();
+  output.release();
+  const pinned = await client.memoryUsage();
+  assert.equal(pinned.numberAllocs, before.numberAllocs);
+  assert.equal(pinned.bytesInUse, before.bytesInUse);
+  graph.destroy();
+  const after = await client.memoryUsage();
+  assert.equal(after.numberAllocs, before.numberAllocs - 2);
+  assert.equal(after.bytesInUse, before.bytesInUse - 256 - 256);
 });
 
-Deno.test("memoryUsage() counts a graph's pinned memory as in use until the graph is destroyed", async () => {
-  await withClient(async (client) => {
-    const input = client.create(new Float32Array(64));
-    const output = client.empty(256);
-    const graph = await client.capture(() => client.launch(plusOneKernel, [1], [input, output]));
-    const before = client.memoryUsage();
-    input.release();
-    output.release();
-    const pinned = client.memoryUsage();
-    assert.equal(pinned.numberAllocs, before.numberAllocs);
-    assert.equal(pinned.bytesInUse, before.bytesInUse);
-    graph.destroy();
-    const after = client.memoryUsage();
-    assert.equal(after.numberAllocs, before.numberAllocs - 2);
-    assert.equal(after.bytesInUse, before.bytesInUse - 256 - 256);
-  });
-});
-
-Deno.test("a graph keeps its indirect count after the count handle is released: replays read the recorded counts", async () => {
-  await withClient(async (client) => {
+clientTest(
+  "a graph keeps its indirect count after the count handle is released: replays read the recorded counts",
+  async (client) => {
     const x = client.create(new Uint32Array(64));
     const counts = client.create(new Uint32Array([1, 1, 1]));
     const graph = await client.capture(() => client.launch(incKernel, counts, [x]));
@@ -87,11 +87,12 @@ Deno.test("a graph keeps its indirect count after the count handle is released: 
     assert.deepEqual([...got], new Array(64).fill(3)); // warm-up + 2 replays, 64 invocations each
     for (const z of zeros) assert.deepEqual([...await readU32(client, z)], [0, 0, 0]);
     graph.destroy();
-  });
-});
+  },
+);
 
-Deno.test("destroy() lets a graph's memory go only after a replay already queued: a new handle keeps its bytes", async () => {
-  await withClient(async (client) => {
+clientTest(
+  "destroy() lets a graph's memory go only after a replay already queued: a new handle keeps its bytes",
+  async (client) => {
     const input = client.create(new Float32Array([1, 2, 3, 4]));
     const output = client.empty(16);
     const graph = await client.capture(() => client.launch(plusOneKernel, [1], [input, output]));
@@ -100,5 +101,5 @@ Deno.test("destroy() lets a graph's memory go only after a replay already queued
     graph.destroy(); // the slice is free from here on, behind the replay in queue order
     const sentinels = sentinelsOver(client);
     for (const s of sentinels) assert.deepEqual([...await readF32(client, s)], SENTINEL);
-  });
-});
+  },
+);

@@ -6,8 +6,9 @@
  */
 
 import assert from "node:assert/strict";
-import { type ComputeClient, InstallMemoryPoolsError, IoError, PoolConfigError } from "../../mod.ts";
+import { ComputeClient, InstallMemoryPoolsError, IoError, PoolConfigError } from "../../mod.ts";
 import { addKernel, incKernel, readF32, readU32, rng, withClient } from "../_gpu.ts";
+import { clientTest, serverStats } from "../_clients.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -29,39 +30,38 @@ async function countBuffers(client: ComputeClient, fn: () => Promise<void> | voi
   return n;
 }
 
-Deno.test("36: after releasing every handle, memoryCleanup() brings usage and reservation back to zero", async () => {
-  await withClient(async (client) => {
+clientTest(
+  "36: after releasing every handle, memoryCleanup() brings usage and reservation back to zero",
+  async (client) => {
     const hs = [0, 10, 1000, 70_000, 3 * MiB, 40 * MiB].map((n) => client.create(new Uint8Array(n).fill(1)));
     await client.sync();
-    assert.equal(client.memoryUsage().numberAllocs, 6);
+    assert.equal((await client.memoryUsage()).numberAllocs, 6);
     hs.forEach((h) => h.release());
-    assert.equal(client.memoryUsage().bytesInUse, 0);
-    assert.ok(client.memoryUsage().bytesReserved > 0);
+    assert.equal((await client.memoryUsage()).bytesInUse, 0);
+    assert.ok((await client.memoryUsage()).bytesReserved > 0);
     client.memoryCleanup();
     await client.sync();
-    assert.deepEqual(client.memoryUsage(), { numberAllocs: 0, bytesInUse: 0, bytesPadding: 0, bytesReserved: 0 });
-  });
-});
+    assert.deepEqual(await client.memoryUsage(), { numberAllocs: 0, bytesInUse: 0, bytesPadding: 0, bytesReserved: 0 });
+  },
+);
 
-Deno.test("the default layout routes each size to the first pool that accepts it", async () => {
-  await withClient((client) => {
-    const sizes = [0, 1000, 10 * MiB, 20 * MiB, 100 * MiB];
-    for (const s of sizes) client.empty(s);
-    const r = client.memoryReport();
-    const kinds = r.dynamic.map((p) => p.kind.type);
-    assert.equal(kinds[0], "exclusive");
-    assert.equal(kinds[kinds.length - 1], "exclusive");
-    assert.ok(kinds.slice(1, -1).every((k) => k === "sliced"));
-    const accepts = (k: (typeof r.dynamic)[number]["kind"], size: number) =>
-      k.type === "exclusive" ? size <= k.maxAllocSize : k.type === "sliced"
-        ? size <= k.maxSliceSize ||
-          (k.maxPoolSize === undefined && k.pageSize >= size && (k.pageSize - size) * 5 < k.pageSize)
-        : true;
-    const expected = r.dynamic.map(() => 0);
-    for (const s of sizes) expected[r.dynamic.findIndex((p) => accepts(p.kind, s))]! += 1;
-    assert.deepEqual(r.dynamic.map((p) => p.usage.numberAllocs), expected);
-    assert.equal(Math.max(...r.dynamic.map((p) => p.largestAlloc)), 100 * MiB);
-  });
+clientTest("the default layout routes each size to the first pool that accepts it", async (client) => {
+  const sizes = [0, 1000, 10 * MiB, 20 * MiB, 100 * MiB];
+  for (const s of sizes) client.empty(s);
+  const r = await client.memoryReport();
+  const kinds = r.dynamic.map((p) => p.kind.type);
+  assert.equal(kinds[0], "exclusive");
+  assert.equal(kinds[kinds.length - 1], "exclusive");
+  assert.ok(kinds.slice(1, -1).every((k) => k === "sliced"));
+  const accepts = (k: (typeof r.dynamic)[number]["kind"], size: number) =>
+    k.type === "exclusive" ? size <= k.maxAllocSize : k.type === "sliced"
+      ? size <= k.maxSliceSize ||
+        (k.maxPoolSize === undefined && k.pageSize >= size && (k.pageSize - size) * 5 < k.pageSize)
+      : true;
+  const expected = r.dynamic.map(() => 0);
+  for (const s of sizes) expected[r.dynamic.findIndex((p) => accepts(p.kind, s))]! += 1;
+  assert.deepEqual(r.dynamic.map((p) => p.usage.numberAllocs), expected);
+  assert.equal(Math.max(...r.dynamic.map((p) => p.largestAlloc)), 100 * MiB);
 });
 
 Deno.test("installMemoryPools() applies a capped layout, refuses while memory is live, and keeps the old cap", async () => {
@@ -108,49 +108,46 @@ Deno.test("installMemoryPools() refused while memory is live leaves the layout o
   });
 });
 
-Deno.test("persistent allocation mode puts allocations in the persistent pool, and windows nest", async () => {
-  await withClient(async (client) => {
-    client.allocationMode("persistent");
-    client.allocationMode("persistent");
-    client.allocationMode("auto");
-    const w = client.create(new Float32Array([1, 2, 3]));
-    client.allocationMode("auto");
-    const t = client.create(new Float32Array([4, 5, 6]));
-    const r = client.memoryReport();
-    assert.equal(r.persistent.usage.numberAllocs, 1);
-    assert.equal(r.dynamic.reduce((n, p) => n + p.usage.numberAllocs, 0), 1);
-    const out = client.empty(12);
-    client.launch(addKernel, [1], [w, t, out], new Uint32Array([3]));
-    assert.deepEqual([...await readF32(client, out)], [5, 7, 9]);
-  });
+clientTest("persistent allocation mode puts allocations in the persistent pool, and windows nest", async (client) => {
+  client.allocationMode("persistent");
+  client.allocationMode("persistent");
+  client.allocationMode("auto");
+  const w = client.create(new Float32Array([1, 2, 3]));
+  client.allocationMode("auto");
+  const t = client.create(new Float32Array([4, 5, 6]));
+  const r = await client.memoryReport();
+  assert.equal(r.persistent.usage.numberAllocs, 1);
+  assert.equal(r.dynamic.reduce((n, p) => n + p.usage.numberAllocs, 0), 1);
+  const out = client.empty(12);
+  client.launch(addKernel, [1], [w, t, out], new Uint32Array([3]));
+  assert.deepEqual([...await readF32(client, out)], [5, 7, 9]);
 });
 
-Deno.test("a dry run compiles without dispatching and leaves new pages unmapped until used", async () => {
-  await withClient(async (client) => {
-    client.installMemoryPools({ pools: [{ kind: "sliced", pageSize: 64 * KiB }] });
-    const out = client.create(new Uint32Array([9, 9, 9]));
-    const compiled = client.server.pipelinesCompiled;
-    let lazy!: ReturnType<ComputeClient["empty"]>;
-    await client.dryRun(() => {
-      client.launch(incKernel, [1], [out]);
-      lazy = client.empty(64 * KiB - 16); // does not fit beside `out`: a fresh page
-    });
-    let r = client.memoryReport().dynamic[0]!;
-    assert.equal(r.pages, 2);
-    assert.equal(r.pagesUnmapped, 1);
-    assert.equal(client.server.pipelinesCompiled, compiled + 1);
-    assert.deepEqual([...await readU32(client, out)], [9, 9, 9], "nothing was dispatched");
-    await client.read(lazy);
-    r = client.memoryReport().dynamic[0]!;
-    assert.equal(r.pagesUnmapped, 0, "reading it gave the page memory");
+clientTest("a dry run compiles without dispatching and leaves new pages unmapped until used", async (client) => {
+  await client.installMemoryPools({ pools: [{ kind: "sliced", pageSize: 64 * KiB }] });
+  const out = client.create(new Uint32Array([9, 9, 9]));
+  const compiled = (await serverStats(client)).pipelinesCompiled;
+  let lazy!: ReturnType<typeof client.empty>;
+  await client.dryRun(() => {
     client.launch(incKernel, [1], [out]);
-    assert.deepEqual([...await readU32(client, out)], [10, 10, 10]);
-    assert.equal(client.server.pipelinesCompiled, compiled + 1, "the dry run's pipeline was reused");
+    lazy = client.empty(64 * KiB - 16); // does not fit beside `out`: a fresh page
   });
+  let r = (await client.memoryReport()).dynamic[0]!;
+  assert.equal(r.pages, 2);
+  assert.equal(r.pagesUnmapped, 1);
+  assert.equal((await serverStats(client)).pipelinesCompiled, compiled + 1);
+  assert.deepEqual([...await readU32(client, out)], [9, 9, 9], "nothing was dispatched");
+  await client.read(lazy);
+  r = (await client.memoryReport()).dynamic[0]!;
+  assert.equal(r.pagesUnmapped, 0, "reading it gave the page memory");
+  client.launch(incKernel, [1], [out]);
+  assert.deepEqual([...await readU32(client, out)], [10, 10, 10]);
+  assert.equal((await serverStats(client)).pipelinesCompiled, compiled + 1, "the dry run's pipeline was reused");
 });
 
-Deno.test("createTensors() puts a group in one reservation at aligned offsets, each reading back its data", async () => {
-  await withClient(async (client) => {
+clientTest(
+  "createTensors() puts a group in one reservation at aligned offsets, each reading back its data",
+  async (client) => {
     const align = client.properties.memory.alignment;
     const ts = client.createTensors([
       { descriptor: { shape: [3], elemSize: 4 }, data: new Float32Array([1, 2, 3]) },
@@ -160,7 +157,7 @@ Deno.test("createTensors() puts a group in one reservation at aligned offsets, e
     assert.equal(new Set(ts.map((t) => t.handle.memory)).size, 1, "one reservation");
     assert.deepEqual(ts.map((t) => t.handle.offsetStart % align), [0, 0, 0]);
     assert.deepEqual(ts[1]!.strides, [2, 1]);
-    assert.equal(client.memoryUsage().numberAllocs, 1);
+    assert.equal((await client.memoryUsage()).numberAllocs, 1);
     const [a, b, c] = await Promise.all(ts.map((t) => client.readTensor(t)));
     assert.deepEqual([...new Float32Array(a!.buffer, a!.byteOffset, 3)], [1, 2, 3]);
     assert.deepEqual([...new Float32Array(b!.buffer, b!.byteOffset, 4)], [4, 5, 6, 7]);
@@ -170,27 +167,28 @@ Deno.test("createTensors() puts a group in one reservation at aligned offsets, e
       (e: unknown) => e instanceof IoError && e.kind === "unsupported-strides",
     );
     ts.forEach((t) => t.handle.release());
-    assert.equal(client.memoryUsage().numberAllocs, 0);
-  });
-});
+    assert.equal((await client.memoryUsage()).numberAllocs, 0);
+  },
+);
 
-Deno.test("staging() lends host memory that write() takes back, detaching the view", async () => {
-  await withClient(async (client) => {
-    const h = client.empty(4096);
-    for (let round = 0; round < 5; round++) {
-      const [view] = client.staging([4096]);
-      new Uint32Array(view!.buffer, 0, 1024).fill(round + 1);
-      client.write(h, view!);
-      assert.equal(view!.byteLength, 0, "the view was moved into the runtime");
-    }
+clientTest("staging() lends host memory that write() takes back, detaching the view", async (client) => {
+  const h = client.empty(4096);
+  for (let round = 0; round < 5; round++) {
+    const [view] = client.staging([4096]);
+    new Uint32Array(view!.buffer, 0, 1024).fill(round + 1);
+    client.write(h, view!);
+    assert.equal(view!.byteLength, 0, "the view was moved into the runtime");
+  }
+  if (client instanceof ComputeClient) {
     assert.equal(client.server.hostStaging.created, 1, "one host buffer served every round");
-    assert.ok((await readU32(client, h)).every((v) => v === 5));
-    assert.throws(() => client.staging([-1]), RangeError);
-  });
+  }
+  assert.ok((await readU32(client, h)).every((v) => v === 5));
+  assert.throws(() => client.staging([-1]), RangeError);
 });
 
-Deno.test("createTensors() given one staging view for several tensors writes every tensor, then takes the view back", async () => {
-  await withClient(async (client) => {
+clientTest(
+  "createTensors() given one staging view for several tensors writes every tensor, then takes the view back",
+  async (client) => {
     const [view] = client.staging([16]);
     new Float32Array(view!.buffer, 0, 4).set([1, 2, 3, 4]);
     const ts = client.createTensors([
@@ -204,14 +202,15 @@ Deno.test("createTensors() given one staging view for several tensors writes eve
     );
     assert.deepEqual(got, [[1, 2, 3, 4], [3, 4], [1, 2, 3, 4]]);
     ts.forEach((t) => t.handle.release());
-    assert.equal(client.memoryUsage().numberAllocs, 0);
-  });
-});
+    assert.equal((await client.memoryUsage()).numberAllocs, 0);
+  },
+);
 
-Deno.test("churn: 10,000 mixed-size allocate/release cycles end within 1.25x of the peak bytes in use", async () => {
-  await withClient(async (client) => {
+clientTest(
+  "churn: 10,000 mixed-size allocate/release cycles end within 1.25x of the peak bytes in use",
+  async (client) => {
     const r = rng(1);
-    const live: { h: ReturnType<ComputeClient["empty"]>; size: number }[] = [];
+    const live: { h: ReturnType<typeof client.empty>; size: number }[] = [];
     let inUse = 0;
     let peak = 0;
     for (let i = 0; i < 10_000; i++) {
@@ -227,15 +226,15 @@ Deno.test("churn: 10,000 mixed-size allocate/release cycles end within 1.25x of 
         inUse -= x!.size;
       }
     }
-    const usage = client.memoryUsage();
+    const usage = await client.memoryUsage();
     assert.equal(usage.bytesInUse, inUse);
     assert.ok(usage.bytesReserved <= 1.25 * peak, `reserved ${usage.bytesReserved} B vs peak in use ${peak} B`);
     live.forEach((x) => x.h.release());
     client.memoryCleanup();
     await client.sync();
-    assert.equal(client.memoryUsage().bytesReserved, 0);
-  });
-});
+    assert.equal((await client.memoryUsage()).bytesReserved, 0);
+  },
+);
 
 Deno.test("a launch loop whose temporaries come from the pools creates no GPUBuffer in steady state", async () => {
   await withClient(async (client) => {

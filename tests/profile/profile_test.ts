@@ -11,6 +11,7 @@ import { chromeTrace, summarizeDispatches } from "../../src/profile/trace.ts";
 import { CompilationError, defineKernel, ProfileError, ServerError, ServerUnhealthyError } from "../../mod.ts";
 import { parseLogEnv } from "../../src/logger.ts";
 import { incKernel, withClient } from "../_gpu.ts";
+import { CLIENT_KINDS, clientTest, withClientOf } from "../_clients.ts";
 import { defineLoopKernel, launchWithinBudget } from "../_loop_budget.ts";
 
 /** Spins `iterations` (info word 0) times per invocation, then writes the result. */
@@ -26,50 +27,46 @@ const spin = defineLoopKernel({
 }`,
 }, ({ info }) => info[0]!);
 
-Deno.test("a kernel made 10x longer measures longer on the device", async () => {
-  await withClient(async (client) => {
-    assert.equal(client.properties.timingMethod, "device");
-    const out = client.empty(64 * 4 * 4);
-    const run = (n: number) =>
-      client.profile(() => {
-        for (let i = 0; i < 4; i++) launchWithinBudget(client, spin, [4], [out], new Uint32Array([n]));
-      });
-    await run(10); // warm the pipeline
-    const short = await run(2_000);
-    const long = await run(20_000);
-    assert.equal(short.duration.method, "device");
-    assert.equal(short.dispatches.length, 4);
-    assert.ok(short.nanos > 0);
-    assert.ok(long.nanos > short.nanos, `long ${long.nanos} ns vs short ${short.nanos} ns`);
-    assert.deepEqual(long.kernels.map((k) => [k.name, k.count]), [["spin", 4]]);
-  });
+clientTest("a kernel made 10x longer measures longer on the device", async (client) => {
+  assert.equal(client.properties.timingMethod, "device");
+  const out = client.empty(64 * 4 * 4);
+  const run = (n: number) =>
+    client.profile(() => {
+      for (let i = 0; i < 4; i++) launchWithinBudget(client, spin, [4], [out], new Uint32Array([n]));
+    });
+  await run(10); // warm the pipeline
+  const short = await run(2_000);
+  const long = await run(20_000);
+  assert.equal(short.duration.method, "device");
+  assert.equal(short.dispatches.length, 4);
+  assert.ok(short.nanos > 0);
+  assert.ok(long.nanos > short.nanos, `long ${long.nanos} ns vs short ${short.nanos} ns`);
+  assert.deepEqual(long.kernels.map((k) => [k.name, k.count]), [["spin", 4]]);
 });
 
-Deno.test("profiles nest: an outer profile covers the inner one's dispatches and its own", async () => {
-  await withClient(async (client) => {
-    const x = client.create(new Uint32Array(64));
-    const outer = await client.startProfile();
-    client.launch(incKernel, [1], [x]);
-    const inner = await client.startProfile();
-    client.launch(incKernel, [1], [x]);
-    client.launch(incKernel, [1], [x]);
-    const innerDuration = await client.endProfile(inner);
-    client.launch(incKernel, [1], [x]);
-    const outerDuration = await client.endProfile(outer);
-    const [i, o] = await Promise.all([innerDuration.dispatches, outerDuration.dispatches]);
-    assert.equal(i.length, 2);
-    assert.equal(o.length, 4);
-    const [it, ot] = await Promise.all([innerDuration.ticks, outerDuration.ticks]);
-    assert.ok(ot.start <= it.start && it.end <= ot.end);
-    await assert.rejects(
-      () => client.endProfile(inner),
-      (e: unknown) => e instanceof ProfileError && e.kind === "not-registered",
-    );
-    await assert.rejects(
-      () => client.endProfile({ id: 987654, stream: 0 }),
-      (e: unknown) => e instanceof ProfileError && e.kind === "not-registered",
-    );
-  });
+clientTest("profiles nest: an outer profile covers the inner one's dispatches and its own", async (client) => {
+  const x = client.create(new Uint32Array(64));
+  const outer = await client.startProfile();
+  client.launch(incKernel, [1], [x]);
+  const inner = await client.startProfile();
+  client.launch(incKernel, [1], [x]);
+  client.launch(incKernel, [1], [x]);
+  const innerDuration = await client.endProfile(inner);
+  client.launch(incKernel, [1], [x]);
+  const outerDuration = await client.endProfile(outer);
+  const [i, o] = await Promise.all([innerDuration.dispatches, outerDuration.dispatches]);
+  assert.equal(i.length, 2);
+  assert.equal(o.length, 4);
+  const [it, ot] = await Promise.all([innerDuration.ticks, outerDuration.ticks]);
+  assert.ok(ot.start <= it.start && it.end <= ot.end);
+  await assert.rejects(
+    () => client.endProfile(inner),
+    (e: unknown) => e instanceof ProfileError && e.kind === "not-registered",
+  );
+  await assert.rejects(
+    () => client.endProfile({ id: 987654, stream: 0 }),
+    (e: unknown) => e instanceof ProfileError && e.kind === "not-registered",
+  );
 });
 
 Deno.test("a profile spanning several submits counts every dispatch of all of them", async () => {
@@ -100,46 +97,43 @@ Deno.test("a profile spanning several submits counts every dispatch of all of th
   }, { tasksMax: 4 });
 });
 
-Deno.test("the Chrome trace of a profile is JSON with one event per dispatch", async () => {
-  await withClient(async (client) => {
-    const x = client.create(new Uint32Array(64));
-    const out = client.empty(64 * 4);
-    const path = await Deno.makeTempFile({ suffix: ".trace.json" });
-    try {
-      const p = await client.profile(() => {
-        for (let i = 0; i < 3; i++) client.launch(incKernel, [1], [x]);
-        launchWithinBudget(client, spin, [1], [out], new Uint32Array([100]));
-      }, { trace: path });
-      const trace = JSON.parse(await Deno.readTextFile(path));
-      const events = trace.traceEvents.filter((e: { ph: string }) => e.ph === "X");
-      assert.equal(events.length, 4);
-      assert.deepEqual(events.map((e: { name: string }) => e.name), ["inc", "inc", "inc", "spin"]);
-      assert.ok(events.every((e: { dur: number; ts: number }) => e.dur >= 0 && Number.isFinite(e.ts)));
-      assert.deepEqual(summarizeDispatches(p.dispatches).map((k) => k.count).sort(), [1, 3]);
-      assert.equal(chromeTrace([]).traceEvents.length, 1);
-    } finally {
-      await Deno.remove(path);
-    }
-  });
+clientTest("the Chrome trace of a profile is JSON with one event per dispatch", async (client) => {
+  const x = client.create(new Uint32Array(64));
+  const out = client.empty(64 * 4);
+  const path = await Deno.makeTempFile({ suffix: ".trace.json" });
+  try {
+    const p = await client.profile(() => {
+      for (let i = 0; i < 3; i++) client.launch(incKernel, [1], [x]);
+      launchWithinBudget(client, spin, [1], [out], new Uint32Array([100]));
+    }, { trace: path });
+    const trace = JSON.parse(await Deno.readTextFile(path));
+    const events = trace.traceEvents.filter((e: { ph: string }) => e.ph === "X");
+    assert.equal(events.length, 4);
+    assert.deepEqual(events.map((e: { name: string }) => e.name), ["inc", "inc", "inc", "spin"]);
+    assert.ok(events.every((e: { dur: number; ts: number }) => e.dur >= 0 && Number.isFinite(e.ts)));
+    assert.deepEqual(summarizeDispatches(p.dispatches).map((k) => k.count).sort(), [1, 3]);
+    assert.equal(chromeTrace([]).traceEvents.length, 1);
+  } finally {
+    await Deno.remove(path);
+  }
 });
 
-Deno.test("an error drained while a profile is open fails that profile", async () => {
-  await withClient(async (client) => {
-    const broken = defineKernel({
-      name: "broken",
-      wgsl: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }",
-    });
-    await assert.rejects(
-      () => client.profile(() => client.launch(broken, [1], [])),
-      (e: unknown) => e instanceof ProfileError && e.kind === "unknown" && /broken/.test(e.message),
-    );
-    const ok = await client.profile(() => 123);
-    assert.equal(ok.result, 123);
+clientTest("an error drained while a profile is open fails that profile", async (client) => {
+  const broken = defineKernel({
+    name: "broken",
+    wgsl: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }",
   });
+  await assert.rejects(
+    () => client.profile(() => client.launch(broken, [1], [])),
+    (e: unknown) => e instanceof ProfileError && e.kind === "unknown" && /broken/.test(e.message),
+  );
+  const ok = await client.profile(() => 123);
+  assert.equal(ok.result, 123);
 });
 
-Deno.test("exclusive() turns a throw into a ServerError; profile() re-raises it; both return values", async () => {
-  await withClient(async (client) => {
+clientTest(
+  "exclusive() turns a throw into a ServerError; profile() re-raises it; both return values",
+  async (client) => {
     await assert.rejects(
       () =>
         client.exclusive(() => {
@@ -169,37 +163,37 @@ Deno.test("exclusive() turns a throw into a ServerError; profile() re-raises it;
       client.exclusive(() => order.push("b")),
     ]);
     assert.deepEqual(order, ["a1", "nested", "a2", "b"]);
+  },
+);
+
+clientTest("system timing measures with the host clock when asked for", async (client) => {
+  const out = client.empty(64 * 4);
+  const p = await client.profile(() => launchWithinBudget(client, spin, [1], [out], new Uint32Array([1000])));
+  assert.equal(p.duration.method, "system");
+  assert.ok(p.nanos > 0);
+  assert.deepEqual(p.dispatches, []);
+}, { timing: "system" });
+
+for (const kind of CLIENT_KINDS) {
+  Deno.test(`the logger writes compilation and launch lines to a file, and a profile summary at sync [${kind}]`, async () => {
+    const file = await Deno.makeTempFile({ suffix: ".log" });
+    try {
+      await withClientOf(kind, async (client) => {
+        const x = client.create(new Uint32Array(64));
+        client.launch(incKernel, [1], [x]);
+        client.launch(incKernel, [1], [x]);
+        await client.sync();
+      }, { logger: { compilation: "basic", launches: "full", profiling: "basic", sink: { file, append: false } } });
+      const log = await Deno.readTextFile(file);
+      assert.match(log, /\[denogpu compilation\] compiled inc/);
+      assert.equal(log.match(/executing inc/g)?.length, 2);
+      assert.match(log, /\[denogpu profile\] profile summary/);
+      assert.match(log, /inc\s+[\d.]+ ms\s+2×/);
+    } finally {
+      await Deno.remove(file);
+    }
   });
-});
-
-Deno.test("system timing measures with the host clock when asked for", async () => {
-  await withClient(async (client) => {
-    const out = client.empty(64 * 4);
-    const p = await client.profile(() => launchWithinBudget(client, spin, [1], [out], new Uint32Array([1000])));
-    assert.equal(p.duration.method, "system");
-    assert.ok(p.nanos > 0);
-    assert.deepEqual(p.dispatches, []);
-  }, { timing: "system" });
-});
-
-Deno.test("the logger writes compilation and launch lines to a file, and a profile summary at sync", async () => {
-  const file = await Deno.makeTempFile({ suffix: ".log" });
-  try {
-    await withClient(async (client) => {
-      const x = client.create(new Uint32Array(64));
-      client.launch(incKernel, [1], [x]);
-      client.launch(incKernel, [1], [x]);
-      await client.sync();
-    }, { logger: { compilation: "basic", launches: "full", profiling: "basic", sink: { file, append: false } } });
-    const log = await Deno.readTextFile(file);
-    assert.match(log, /\[denogpu compilation\] compiled inc/);
-    assert.equal(log.match(/executing inc/g)?.length, 2);
-    assert.match(log, /\[denogpu profile\] profile summary/);
-    assert.match(log, /inc\s+[\d.]+ ms\s+2×/);
-  } finally {
-    await Deno.remove(file);
-  }
-});
+}
 
 Deno.test("parseLogEnv() reads DENOGPU_LOG's levels and sink", () => {
   assert.deepEqual(parseLogEnv(undefined), {});
@@ -222,9 +216,11 @@ Deno.test("parseLogEnv() reads DENOGPU_LOG's levels and sink", () => {
 const broken = defineKernel({ name: "broken", wgsl: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }" });
 
 Deno.test("endProfile with an ended token keeps the stream's queued errors for the next flush", async (t) => {
-  for (const timing of ["device", "system"] as const) {
-    await t.step(`${timing} timing`, async () => {
-      await withClient(async (client) => {
+  for (
+    const [kind, timing] of CLIENT_KINDS.flatMap((k) => (["device", "system"] as const).map((t) => [k, t] as const))
+  ) {
+    await t.step(`${kind} client, ${timing} timing`, async () => {
+      await withClientOf(kind, async (client) => {
         const token = await client.startProfile();
         await client.endProfile(token);
         client.launch(broken, [1], []);
@@ -244,9 +240,11 @@ Deno.test("endProfile with an ended token keeps the stream's queued errors for t
 });
 
 Deno.test("profile(fn) whose fn throws keeps the stream's queued errors for the next flush", async (t) => {
-  for (const timing of ["device", "system"] as const) {
-    await t.step(`${timing} timing`, async () => {
-      await withClient(async (client) => {
+  for (
+    const [kind, timing] of CLIENT_KINDS.flatMap((k) => (["device", "system"] as const).map((t) => [k, t] as const))
+  ) {
+    await t.step(`${kind} client, ${timing} timing`, async () => {
+      await withClientOf(kind, async (client) => {
         const thrown = new Error("the work threw");
         await assert.rejects(
           client.profile(() => {
@@ -267,16 +265,14 @@ Deno.test("profile(fn) whose fn throws keeps the stream's queued errors for the 
   }
 });
 
-Deno.test("profile() with a trace that is not a path or URL is refused before fn runs", async () => {
-  await withClient(async (client) => {
-    let ran = false;
-    await assert.rejects(
-      client.profile(() => {
-        ran = true;
-      }, { trace: 42 as unknown as string }),
-      TypeError,
-    );
-    assert.equal(ran, false);
-    assert.equal((await client.profile(() => 7)).result, 7, "the client is still usable");
-  });
+clientTest("profile() with a trace that is not a path or URL is refused before fn runs", async (client) => {
+  let ran = false;
+  await assert.rejects(
+    client.profile(() => {
+      ran = true;
+    }, { trace: 42 as unknown as string }),
+    TypeError,
+  );
+  assert.equal(ran, false);
+  assert.equal((await client.profile(() => 7)).result, 7, "the client is still usable");
 });

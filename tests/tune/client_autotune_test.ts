@@ -4,9 +4,17 @@
  */
 
 import assert from "node:assert/strict";
-import { AutotuneError, createClient, defineKernel, defineTunableSet } from "../../mod.ts";
+import {
+  AutotuneError,
+  type ComputeClient,
+  createClient,
+  defineKernel,
+  defineTunableSet,
+  WorkerClient,
+} from "../../mod.ts";
+import type { AnyClient } from "../../server.ts";
+import { clientTest } from "../_clients.ts";
 import { defineLoopKernel, launchWithinBudget } from "../_loop_budget.ts";
-import { readU32 } from "../_gpu.ts";
 import type { Handle } from "../../mod.ts";
 
 /** x[i] += 1, once per invocation. */
@@ -35,7 +43,7 @@ const broken = defineKernel({
 @compute @workgroup_size(1) fn main() { x[0] = 1.5; }`,
 });
 
-function incrementSet(client: Awaited<ReturnType<typeof createClient>>, runs: string[]) {
+function incrementSet(client: AnyClient, runs: string[]) {
   return defineTunableSet({
     name: "increment",
     key: (x: Handle) => x.sizeInUse,
@@ -53,21 +61,25 @@ function incrementSet(client: Awaited<ReturnType<typeof createClient>>, runs: st
   });
 }
 
-Deno.test("client.autotune picks the fastest working candidate over a slower and a broken one, then runs only it", async () => {
-  await using client = await createClient({ tuneCache: "memory" });
-  const runs: string[] = [];
-  const set = incrementSet(client, runs);
-  using x = client.create(new Uint32Array(256));
-  await client.autotune(set, x);
-  const d = client.server.tuner.decision(set, x)!;
-  assert.equal(d.winner, "fast");
-  assert.ok(runs.includes("slow") && runs.includes("broken"));
-  runs.length = 0;
-  const before = (await readU32(client, x))[0]!;
-  await client.autotune(set, x);
-  assert.deepEqual(runs, ["fast"]);
-  assert.equal((await readU32(client, x))[0], before + 1);
-});
+clientTest(
+  "client.autotune picks the fastest working candidate over a slower and a broken one, then runs only it",
+  async (client) => {
+    const runs: string[] = [];
+    const set = incrementSet(client, runs);
+    using x = client.create(new Uint32Array(256));
+    await client.autotune(set, x);
+    const tuner = client instanceof WorkerClient ? client.device.tuner : (client as ComputeClient).server.tuner;
+    const d = tuner.decision(set, x)!;
+    assert.equal(d.winner, "fast");
+    assert.ok(runs.includes("slow") && runs.includes("broken"));
+    runs.length = 0;
+    const before = (await client.read(x, Uint32Array))[0]!;
+    await client.autotune(set, x);
+    assert.deepEqual(runs, ["fast"]);
+    assert.equal((await client.read(x, Uint32Array))[0], before + 1);
+  },
+  { tuneCache: "memory" },
+);
 
 Deno.test("client.autotune gives AutotuneError naming every candidate when none works", async () => {
   await using client = await createClient({ tuneCache: "memory" });

@@ -1,0 +1,399 @@
+/**
+ * The main thread's end of a worker client: it starts the Worker that holds
+ * the server, writes commands into the ring, posts payloads, keeps the
+ * calls awaiting a reply, the kernels already sent, the capture state of each
+ * stream slot, and the client's closed state. Handles of a worker client
+ * belong to their connection (`Handle.owner`), as a main-thread client's
+ * handles belong to its server.
+ *
+ * The main thread never calls a WebGPU method of the worker's device: it
+ * only writes shared memory and posts messages.
+ *
+ * @module
+ */
+
+import { ExclusiveLock } from "../_util/exclusive_lock.ts";
+import { Handle } from "../contract/handle.ts";
+import type { Kernel } from "../contract/kernel.ts";
+import type { LaunchLimits } from "../contract/launch_checks.ts";
+import type { BufferBinding, DeviceProperties, InfoWords, LaunchMode, MemoryKind } from "../contract/types.ts";
+import type { MemoryAllocationMode } from "../contract/memory_types.ts";
+import { DeviceLostError, GraphStateError, ServerError } from "../errors.ts";
+import type { GraphId, StreamId } from "../ids.ts";
+import { CaptureStateMachine } from "../graph/capture_state.ts";
+import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
+import type { ServerOptions } from "../server/server_options.ts";
+import { RingWriter } from "./command_ring.ts";
+import { reviveError } from "./error_codec.ts";
+import { MainStaging } from "./main_staging.ts";
+import type { CallPayload, WorkerMessage, WritePayload } from "./protocol.ts";
+import { RemoteMemory } from "./remote_memory.ts";
+import { hi, lo, Op, WRITE_INLINE_MAX } from "./ring_layout.ts";
+import { writeLaunch, writeShortRecord, writeStreamRecord, writeWrite } from "./ring_records.ts";
+import { startWorker } from "./worker_start.ts";
+
+/** Options of a connection that tests and benches set. */
+export interface ConnectionOptions {
+  /** Slots of the command ring (a power of two, at least 64). @default 16384 (1 MiB) */
+  ringSlots?: number;
+}
+
+/** A call awaiting its reply. */
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  /** The stream of a capture call (its reply carries the slot's capture state), else -1. */
+  stream: number;
+}
+
+const DEFAULT_RING_SLOTS = 16384;
+
+/** The main thread's end of one worker client (shared by its clients of every stream). */
+export class WorkerConnection {
+  /** The device's properties, as the worker reported them. */
+  readonly properties: DeviceProperties;
+  /** Stream slots of the server. */
+  readonly maxStreams: number;
+  /** Whether the worker's server reads through early maps (see `MemoryClient.fastReads`). */
+  readonly fastReads: boolean;
+  /** What launches are checked against on the main thread (the same door as the server's). */
+  readonly limits: LaunchLimits;
+  /** Where tensors of a group go in one reservation (the server's policy). */
+  readonly layoutPolicy: ContiguousLayoutPolicy;
+  /** The lock of `exclusive()` and `profile()` sections. */
+  readonly lock: ExclusiveLock = new ExclusiveLock();
+  /** Host staging memory lent by `staging()`. */
+  readonly staging: MainStaging = new MainStaging();
+  /** Open dry-run windows. */
+  dryRunDepth = 0;
+  #worker: Worker;
+  #ring: RingWriter;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #kernels = new WeakMap<Kernel, number>();
+  #kernelCount = 0;
+  #lastKernel: Kernel | null = null;
+  #lastIndex = 0;
+  #captures = new Map<number, CaptureStateMachine>();
+  #error: Error | null = null;
+  #destroyed = false;
+  #workerClosed = false;
+  #ended: PromiseWithResolvers<void> = Promise.withResolvers<void>();
+  /** Slots of released memory, reused by later allocations (ring order keeps the worker's table right). */
+  #freeSlots: number[] = [];
+  #nextSlot = 0;
+  #free = (memory: RemoteMemory): void => {
+    if (this.#error !== null) return;
+    writeShortRecord(this.#ring, Op.free, memory.slot);
+    this.#freeSlots.push(memory.slot);
+  };
+
+  private constructor(worker: Worker, ring: RingWriter, ready: Extract<WorkerMessage, { type: "ready" }>) {
+    this.#worker = worker;
+    this.#ring = ring;
+    this.properties = ready.properties;
+    this.maxStreams = ready.maxStreams;
+    this.fastReads = ready.fastReads;
+    this.limits = {
+      owner: this,
+      maxCount: ready.properties.hardware.maxCubeCount[0],
+      maxBinding: ready.properties.memory.maxPageSize,
+      storageAlign: ready.properties.limits.minStorageBufferOffsetAlignment ?? 256,
+    };
+    this.layoutPolicy = new ContiguousLayoutPolicy(ready.properties.memory.alignment);
+    worker.onmessage = (e: MessageEvent<WorkerMessage>) => this.#onMessage(e.data);
+    worker.onerror = (e) => {
+      e.preventDefault();
+      this.#close(new ServerError(`the worker client's Worker failed: ${e.message}`));
+      this.#workerClosed = true;
+      this.#ended.resolve();
+    };
+  }
+
+  /**
+   * Starts a Worker, makes the server there, and connects to it.
+   *
+   * @param options Server options (cloneable).
+   * @param connection Ring size.
+   * @returns The connection.
+   * @throws What making the server threw in the worker (revived), or
+   * `Deno.errors.NotCapable` when the Worker's modules cannot be read.
+   */
+  static async open(options: ServerOptions, connection: ConnectionOptions = {}): Promise<WorkerConnection> {
+    const { worker, buffers, ready } = await startWorker(options, connection.ringSlots ?? DEFAULT_RING_SLOTS);
+    return new WorkerConnection(worker, new RingWriter(buffers), ready);
+  }
+
+  /** True once the device is lost or the client destroyed. */
+  get closed(): boolean {
+    return this.#error !== null;
+  }
+
+  /** Resolves once the Worker has destroyed its device and closed itself. */
+  get ended(): Promise<void> {
+    return this.#ended.promise;
+  }
+
+  /** Kernels sent to the worker so far (each once). */
+  get kernelsSent(): number {
+    return this.#kernelCount;
+  }
+
+  /** @ignore The ring's writer (tests and benches look at its spill). */
+  get ring(): RingWriter {
+    return this.#ring;
+  }
+
+  /** Throws the error every call raises once the device is gone. */
+  checkAlive(): void {
+    if (this.#error !== null) throw this.#error;
+  }
+
+  /**
+   * Reserves memory in the worker (in ring order) and returns its handle.
+   *
+   * @param size Bytes (checked by the caller).
+   * @param stream The stream whose pools serve it.
+   * @param kind `count` for an indirect count of 12 bytes (the count pool).
+   * @returns A handle owning one reference.
+   */
+  alloc(size: number, stream: StreamId, kind: MemoryKind = "storage"): Handle {
+    const memory = new RemoteMemory(this.#freeSlots.pop() ?? this.#nextSlot++, this.#free);
+    memory.boundBy(this);
+    const op = kind === "count" ? Op.allocCount : Op.alloc;
+    writeStreamRecord(this.#ring, op, stream, memory.slot, lo(size), hi(size), memory.id);
+    return new Handle(this, memory, stream, size);
+  }
+
+  /**
+   * Writes bytes into memory: inline in the ring when small, else moved to
+   * the worker (a lent staging buffer itself when `take`, else a copy).
+   *
+   * @param binding The destination (checked by the caller).
+   * @param bytes Exactly its bytes.
+   * @param stream The calling stream.
+   * @param take Move a lent staging view's buffer (false: copy it, the caller recycles it).
+   */
+  write(binding: BufferBinding, bytes: Uint8Array, stream: StreamId, take = true): void {
+    const staging = take && this.staging.owns(bytes);
+    if (bytes.byteLength <= WRITE_INLINE_MAX) {
+      writeWrite(this.#ring, binding, stream, bytes, 0);
+      if (staging) this.staging.recycle(bytes);
+      return;
+    }
+    const buffer = staging ? bytes.buffer as ArrayBuffer : bytes.slice().buffer;
+    const data: WritePayload = staging
+      ? { buffer, offset: bytes.byteOffset, length: bytes.byteLength, recycle: true }
+      : { buffer, offset: 0, length: bytes.byteLength, recycle: false };
+    writeWrite(this.#ring, binding, stream, null, this.#payload(data, [buffer]));
+  }
+
+  /**
+   * Writes shared memory into memory: the worker copies it (one result, several workers, no copy each here).
+   *
+   * @param binding The destination (checked by the caller).
+   * @param bytes Exactly its bytes, over a `SharedArrayBuffer`.
+   * @param stream The calling stream.
+   */
+  writeShared(binding: BufferBinding, bytes: Uint8Array<SharedArrayBuffer>, stream: StreamId): void {
+    const data: WritePayload = {
+      buffer: bytes.buffer,
+      offset: bytes.byteOffset,
+      length: bytes.byteLength,
+      recycle: false,
+    };
+    writeWrite(this.#ring, binding, stream, null, this.#payload(data));
+  }
+
+  /**
+   * Queues a launch whose arguments the caller checked.
+   *
+   * @param kernel The kernel (sent once).
+   * @param buffers The bindings.
+   * @param info Info words, or null.
+   * @param x Workgroups along x.
+   * @param y Workgroups along y.
+   * @param z Workgroups along z.
+   * @param indirect The indirect count, or null.
+   * @param mode The mode.
+   * @param stream The stream.
+   */
+  launch(
+    kernel: Kernel,
+    buffers: readonly BufferBinding[],
+    info: InfoWords | null,
+    x: number,
+    y: number,
+    z: number,
+    indirect: BufferBinding | null,
+    mode: LaunchMode,
+    stream: StreamId,
+  ): void {
+    const k = kernel === this.#lastKernel ? this.#lastIndex : this.#kernelIndex(kernel);
+    if (writeLaunch(this.#ring, k, buffers, info, -1, x, y, z, indirect, mode, stream)) return;
+    // Too many info words to inline: they travel by payload.
+    const copy = new Uint32Array(info!.length);
+    copy.set(new Uint32Array(info!.buffer, info!.byteOffset, info!.length)); // bits, whatever the type
+    const id = this.#payload(copy, [copy.buffer]);
+    writeLaunch(this.#ring, k, buffers, info, id, x, y, z, indirect, mode, stream);
+  }
+
+  #kernelIndex(kernel: Kernel): number {
+    let index = this.#kernels.get(kernel);
+    if (index === undefined) {
+      index = this.#kernelCount++;
+      this.#kernels.set(kernel, index);
+      const { name, wgsl, entryPoint, constants, id } = kernel;
+      writeShortRecord(this.#ring, Op.kernel, index, this.#payload({ name, wgsl, entryPoint, constants, id }));
+    }
+    this.#lastKernel = kernel;
+    this.#lastIndex = index;
+    return index;
+  }
+
+  /**
+   * Runs a call in the worker, in ring order.
+   *
+   * @param call The method and its arguments.
+   * @returns Its value; rejects with what it threw there (revived).
+   */
+  call(call: CallPayload): Promise<unknown> {
+    if (this.#error !== null) return Promise.reject(this.#error);
+    const id = this.#nextId++;
+    const { promise, resolve, reject } = Promise.withResolvers<unknown>();
+    const capture = call.method === "beginCapture" || call.method === "endCapture" ? call.stream : -1;
+    this.#pending.set(id, { resolve, reject, stream: capture });
+    this.#worker.postMessage({ type: "payload", id, data: call });
+    writeShortRecord(this.#ring, Op.call, id);
+    return promise;
+  }
+
+  /** Posts a payload and returns its id. */
+  #payload(data: unknown, transfer: Transferable[] = []): number {
+    const id = this.#nextId++;
+    this.#worker.postMessage({ type: "payload", id, data }, transfer);
+    return id;
+  }
+
+  /** Queues a replay (for `Graph`). */
+  replay(graph: GraphId, stream: StreamId): void {
+    this.checkAlive();
+    writeStreamRecord(this.#ring, Op.replay, stream, graph);
+  }
+
+  /** The replay fast path of `Graph` has nothing to hold on this side. */
+  capturedGraph(_graph: GraphId): undefined {
+    return undefined;
+  }
+
+  /** Queues a graph's destruction (for `Graph`); a no-op once closed. */
+  graphDestroy(graph: GraphId, _stream: StreamId): void {
+    if (this.#error === null) writeShortRecord(this.#ring, Op.graphDestroy, graph);
+  }
+
+  /** The capture state of a stream's slot, as the main thread knows it. */
+  capture(stream: StreamId): CaptureStateMachine {
+    const slot = stream % this.maxStreams;
+    let m = this.#captures.get(slot);
+    if (m === undefined) this.#captures.set(slot, m = new CaptureStateMachine());
+    return m;
+  }
+
+  /**
+   * Arms capture on a stream, refusing at once what the server would refuse.
+   *
+   * @param stream The stream.
+   * @throws {GraphStateError} When already armed or recording, or inside a dry run.
+   */
+  graphPrepare(stream: StreamId): void {
+    this.checkAlive();
+    if (this.dryRunDepth > 0) {
+      throw new GraphStateError(
+        "graphPrepare",
+        "a dry run is open: its launches only compile, so a capture would record nothing; capture after the dry run ends",
+      );
+    }
+    this.capture(stream).prepare();
+    writeStreamRecord(this.#ring, Op.graphPrepare, stream);
+  }
+
+  /** Disarms a stream's capture. */
+  graphAbort(stream: StreamId): void {
+    this.capture(stream).abort();
+    if (this.#error === null) writeStreamRecord(this.#ring, Op.graphAbort, stream);
+  }
+
+  /** Opens (+1) or closes (-1) a dry-run window. */
+  dryRun(delta: 1 | -1): void {
+    this.dryRunDepth = Math.max(0, this.dryRunDepth + delta);
+    if (this.#error === null) writeShortRecord(this.#ring, Op.dryRun, delta === 1 ? 1 : 2);
+  }
+
+  /** Queues an allocation mode switch (checked by the caller). */
+  allocationMode(mode: MemoryAllocationMode, stream: StreamId): void {
+    writeStreamRecord(this.#ring, Op.allocationMode, stream, mode === "persistent" ? 1 : 0);
+  }
+
+  /** Queues a cleanup of every stream's pools. */
+  memoryCleanup(): void {
+    this.staging.clear();
+    writeShortRecord(this.#ring, Op.memoryCleanup);
+  }
+
+  /**
+   * Ends the client: later calls throw, and pending ones reject with,
+   * `DeviceLostError` (`destroyed`); the worker destroys the device after
+   * the commands already queued, then closes itself. Twice is a no-op.
+   */
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    if (!this.#workerClosed) writeShortRecord(this.#ring, Op.destroy);
+    this.#close(
+      new DeviceLostError("the client was destroyed; create a new client to continue", { reason: "destroyed" }),
+    );
+  }
+
+  /** Sets the closed error (the first one stays) and rejects every pending call with it. */
+  #close(error: Error): void {
+    this.#error ??= error;
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of pending) p.reject(this.#error);
+  }
+
+  #onMessage(m: WorkerMessage): void {
+    switch (m.type) {
+      case "reply": {
+        const p = this.#pending.get(m.id);
+        if (p === undefined) return;
+        this.#pending.delete(m.id);
+        if (p.stream >= 0 && m.capture !== undefined) this.#syncCapture(p.stream, m.capture);
+        if (m.ok) p.resolve(m.value);
+        else p.reject(reviveError(m.error!));
+        return;
+      }
+      case "space":
+        return void this.#ring.drainSpill();
+      case "recycle":
+        return this.staging.adopt(m.buffer);
+      case "lost":
+        return this.#close(reviveError(m.error));
+      case "closed":
+        this.#workerClosed = true;
+        this.#close(new DeviceLostError("the worker client's device is gone", { reason: "destroyed" }));
+        this.#worker.onmessage = null;
+        this.#ended.resolve();
+        return;
+    }
+  }
+
+  /** Follows the server's capture state of a stream after a capture call. */
+  #syncCapture(stream: StreamId, state: "none" | "prepared" | "recording"): void {
+    const m = this.capture(stream);
+    if (m.state === state) return;
+    m.abort();
+    if (state !== "none") m.prepare();
+    if (state === "recording") m.begin();
+  }
+}

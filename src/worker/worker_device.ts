@@ -1,0 +1,179 @@
+/**
+ * `WorkerDevice`: what the main thread keeps of one device held by a Worker:
+ * the connection to it, its logical index in this thread's device directory
+ * (so collectives, `listDevices` and `closeDevices` see it next to the
+ * devices of this thread), its side of the collectives, and its autotuner.
+ * Every `WorkerClient` of the device (one per stream) shares it.
+ *
+ * A worker's collectives reduce on the host: its memory is read and written
+ * through the ring, and the reduction runs on this thread. `reduceOn:
+ * "device"` is refused at the call; `auto` reduces on the host.
+ *
+ * @module
+ */
+
+import type { CopyDescriptor, CubeCount, DeviceProperties, KernelArguments, LaunchMode } from "../contract/types.ts";
+import type { ManagedMemory } from "../contract/managed_memory.ts";
+import type { Kernel } from "../contract/kernel.ts";
+import { DeviceLostError, UnsupportedError } from "../errors.ts";
+import type { StreamId } from "../ids.ts";
+import { directory } from "../collective/device_directory.ts";
+import { ServerCollectives } from "../server/server_collectives.ts";
+import type { CollectiveHost } from "../server/device_reduce.ts";
+import type { ServerOptions } from "../server/server_options.ts";
+import { createTuneStore } from "../tune/create_tune_store.ts";
+import { tuneDeviceKey } from "../tune/device_key.ts";
+import { Tuner } from "../tune/tuner.ts";
+import { type ConnectionOptions, WorkerConnection } from "./connection.ts";
+import type { WireBytes, WireDescriptor } from "./protocol.ts";
+import type { RemoteMemory } from "./remote_memory.ts";
+import { WRITE_INLINE_MAX } from "./ring_layout.ts";
+
+/** Worker devices of this thread by logical index (opening or open). */
+const opened = new Map<number, Promise<WorkerDevice>>();
+
+/** Shared copies of results delivered to workers, one per result whatever the number of workers. */
+const shared = new WeakMap<Uint8Array, Uint8Array<SharedArrayBuffer>>();
+
+function sharedCopy(bytes: Uint8Array): Uint8Array<SharedArrayBuffer> {
+  let copy = shared.get(bytes);
+  if (copy === undefined) {
+    copy = new Uint8Array(new SharedArrayBuffer(bytes.byteLength));
+    copy.set(bytes);
+    shared.set(bytes, copy);
+  }
+  return copy;
+}
+
+/** The wire form of a descriptor of worker memory. */
+export function wireDescriptor(d: CopyDescriptor): WireDescriptor {
+  const { memory, offsetStart, offsetEnd } = d.binding;
+  const slot = (memory as RemoteMemory).slot;
+  return { slot, offsetStart, offsetEnd, shape: d.shape, strides: d.strides, elemSize: d.elemSize };
+}
+
+/** The bytes of a read's reply. */
+export function bytesOf(wire: unknown): Uint8Array<ArrayBuffer>[] {
+  return (wire as WireBytes[]).map((b) => new Uint8Array(b.buffer, b.offset, b.length));
+}
+
+/** What the collectives need of a device, served through the ring (host reductions only). */
+class WorkerCollectiveHost implements CollectiveHost {
+  #conn: WorkerConnection;
+
+  constructor(conn: WorkerConnection) {
+    this.#conn = conn;
+  }
+
+  get properties(): DeviceProperties {
+    return this.#conn.properties;
+  }
+
+  checkAlive(): void {
+    this.#conn.checkAlive();
+  }
+
+  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]> {
+    return this.#conn.call({ method: "read", stream, descriptors: descriptors.map(wireDescriptor) }).then(bytesOf);
+  }
+
+  write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
+    // The bytes may be shared with other participants: never moved. Small ones are copied into the ring; a
+    // large one is copied once into shared memory, which every worker receiving it copies in parallel.
+    for (const [d, bytes] of writes) {
+      if (bytes.byteLength <= WRITE_INLINE_MAX) this.#conn.write(d.binding, bytes, stream, false);
+      else this.#conn.writeShared(d.binding, sharedCopy(bytes), stream);
+    }
+  }
+
+  initializeMemory(_memory: ManagedMemory, _size: number, _stream: StreamId): void {
+    throw new UnsupportedError('a worker client\'s collectives reduce on the host (pass reduceOn "host" or "auto")');
+  }
+
+  launch(_kernel: Kernel, _count: CubeCount, _args: KernelArguments, _mode: LaunchMode, _stream: StreamId): void {
+    throw new UnsupportedError('a worker client\'s collectives reduce on the host (pass reduceOn "host" or "auto")');
+  }
+
+  /** Ends the device (what `closeDevices` calls). */
+  destroy(): void {
+    this.#conn.destroy();
+  }
+}
+
+/** The main thread's side of one device held by a Worker. */
+export class WorkerDevice {
+  /** The connection to the worker. */
+  readonly connection: WorkerConnection;
+  /** Its collectives (host reductions), registered in this thread's directory. */
+  readonly collectives: ServerCollectives;
+  /** Its autotuner, on this thread: decisions per device, kept in the `tuneCache` store. */
+  readonly tuner: Tuner;
+
+  private constructor(connection: WorkerConnection, index: number, tuneCache: ServerOptions["tuneCache"]) {
+    this.connection = connection;
+    const host = new WorkerCollectiveHost(connection);
+    this.collectives = new ServerCollectives(host, { index, owned: true, memoryOwner: connection, hostOnly: true });
+    const props = connection.properties;
+    this.tuner = new Tuner({
+      store: createTuneStore(tuneCache),
+      device: tuneDeviceKey({
+        ...props.identity,
+        limits: props.limits,
+        features: props.features.all,
+        runtime: `deno ${Deno.version.deno}`,
+      }),
+      log: (level, message) => {
+        if (level === "warn") console.warn(`[denogpu autotune] ${message}`);
+      },
+    });
+  }
+
+  /**
+   * Opens logical device `index` in a Worker, or returns the one open there.
+   *
+   * @param options Server options (plain data; `tuneCache` stays on this thread).
+   * @param connection Ring size.
+   * @param index The logical index; the lowest free one when omitted.
+   * @returns The device.
+   * @throws {RangeError} When `index` is not an integer from 0 to 65535, or
+   * belongs to a device of this thread (a `ComputeClient`'s).
+   */
+  static open(options: ServerOptions, connection: ConnectionOptions, index?: number): Promise<WorkerDevice> {
+    if (index !== undefined) {
+      if (!Number.isSafeInteger(index) || index < 0 || index > 0xffff) {
+        return Promise.reject(
+          new RangeError(`createClient: deviceIndex must be an integer from 0 to 65535, got ${String(index)}`),
+        );
+      }
+      const known = opened.get(index);
+      if (known !== undefined) return known;
+      if (directory.taken(index)) {
+        return Promise.reject(
+          new RangeError(
+            `createClient: device ${index} is open on this thread; a worker client holds a device of its own: pass another deviceIndex`,
+          ),
+        );
+      }
+    }
+    const taken = directory.take(index);
+    // The tuner runs here; the worker's own (unused) keeps its decisions in memory (Workers have no localStorage).
+    const { tuneCache, ...rest } = options;
+    const opening = WorkerConnection.open({ ...rest, tuneCache: "memory" }, connection).then(
+      (conn) => {
+        const device = new WorkerDevice(conn, taken, tuneCache);
+        conn.ended.then(() => {
+          device.collectives.close(new DeviceLostError(`worker device ${taken} closed`, { reason: "destroyed" }));
+          if (opened.get(taken) === opening) opened.delete(taken);
+        });
+        return device;
+      },
+      (e) => {
+        opened.delete(taken);
+        directory.give(taken);
+        throw e;
+      },
+    );
+    opened.set(taken, opening);
+    return opening;
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Worker clients across devices: each holds a logical device of this
+ * thread's directory, takes part in all-reduces, sends and receives with
+ * other worker clients and with main-thread clients (reducing on the host),
+ * and is listed and closed with the others.
+ */
+
+import assert from "node:assert/strict";
+import { closeDevices, CollectiveError, createClient, listDevices, WorkerClient } from "../../mod.ts";
+
+/** Sums of `n` sources of `len` f32 each, source i holding i + 0.5·j at j, rounded to f32 after each addition. */
+function expectedSums(n: number, len: number): number[] {
+  return Array.from({ length: len }, (_, j) => {
+    const acc = new Float32Array(1);
+    for (let i = 0; i < n; i++) acc[0] = acc[0]! + Math.fround(i + 0.5 * j);
+    return acc[0]!;
+  });
+}
+
+Deno.test("two worker clients and a main-thread client all-reduce into every device's buffer", async () => {
+  const w0 = await createClient({ worker: true, deviceIndex: 0 });
+  const w1 = await createClient({ worker: true, deviceIndex: 1 });
+  const m2 = await createClient({ deviceIndex: 2 });
+  try {
+    assert.deepEqual([w0.deviceId.index, w1.deviceId.index, m2.deviceId.index], [0, 1, 2]);
+    const clients = [w0, w1, m2];
+    const len = 1000;
+    const xs = clients.map((c, i) => c.create(Float32Array.from({ length: len }, (_, j) => i + 0.5 * j)));
+    clients.forEach((c, i) => void c.allReduce(xs[i]!, xs[i]!, { dtype: "f32", devices: [0, 1, 2], reduceOn: "host" }));
+    await Promise.all(clients.map((c) => c.syncCollective()));
+    const want = expectedSums(3, len);
+    for (const [i, c] of clients.entries()) {
+      assert.deepEqual([...await c.read(xs[i]!, Float32Array)], want, `device ${i}`);
+    }
+  } finally {
+    await closeDevices();
+    await Promise.all([w0.ended, w1.ended]);
+  }
+});
+
+Deno.test("worker clients' all-reduce with auto reduces on the host; work launched after the sync sees the result", async () => {
+  const a = await createClient({ worker: true, deviceIndex: 0 });
+  const b = await createClient({ worker: true, deviceIndex: 1 });
+  try {
+    const xa = a.create(new Int32Array([1, -2, 3]));
+    const xb = b.create(new Int32Array([10, 20, -30]));
+    const ya = a.empty(12);
+    a.allReduce(xa, ya, { dtype: "i32", op: "max", devices: [1, 0] });
+    b.allReduce(xb, xb, { dtype: "i32", op: "max", devices: [0, 1] });
+    await Promise.all([a.syncCollective(), b.syncCollective()]);
+    assert.deepEqual([...await a.read(ya, Int32Array)], [10, 20, 3]);
+    assert.deepEqual([...await b.read(xb, Int32Array)], [10, 20, 3]);
+    assert.deepEqual([...await a.read(xa, Int32Array)], [1, -2, 3], "src is left as it was");
+  } finally {
+    await closeDevices();
+    await Promise.all([a.ended, b.ended]);
+  }
+});
+
+Deno.test("send, recv and toClient move bytes between worker and main-thread clients", async () => {
+  const w = await createClient({ worker: true, deviceIndex: 0 });
+  const m = await createClient({ deviceIndex: 1 });
+  try {
+    using src = w.create(new Uint32Array([1, 2, 3, 4]));
+    using dst = m.empty(16);
+    const sent = w.send(src, 1);
+    const received = m.recv(dst, 0);
+    await Promise.all([sent, received]);
+    assert.deepEqual([...await m.read(dst, Uint32Array)], [1, 2, 3, 4]);
+    using back = await m.toClient(dst, w);
+    assert.deepEqual([...await w.read(back, Uint32Array)], [1, 2, 3, 4]);
+    using there = await w.toClient(src, m);
+    assert.deepEqual([...await m.read(there, Uint32Array)], [1, 2, 3, 4]);
+  } finally {
+    await closeDevices();
+    await w.ended;
+  }
+});
+
+Deno.test("a worker client refuses reduceOn device at the call, and unknown devices at once", async () => {
+  const a = await createClient({ worker: true, deviceIndex: 0 });
+  try {
+    using x = a.create(new Float32Array(4));
+    assert.throws(
+      () => a.allReduce(x, x, { dtype: "f32", devices: [0], reduceOn: "device" }),
+      /allReduce: a worker client's collectives reduce on the host/,
+    );
+    assert.throws(() => a.allReduce(x, x, { dtype: "f32", devices: [0, 7] }), CollectiveError);
+    assert.deepEqual([...await a.read(x, Float32Array)], [0, 0, 0, 0], "the client stays usable");
+  } finally {
+    a.destroy();
+    await a.ended;
+  }
+});
+
+Deno.test("worker devices are listed, reused by index, refused on a main-thread index, and closed by closeDevices", async () => {
+  const _m = await createClient({ deviceIndex: 0 });
+  const w = await createClient({ worker: true, deviceIndex: 1 });
+  try {
+    assert.deepEqual(listDevices().map((d) => d.index), [0, 1]);
+    const again = await createClient({ worker: true, deviceIndex: 1 });
+    assert.ok(again instanceof WorkerClient);
+    assert.equal(again.connection, w.connection, "a later request gets a client of the same worker");
+    await assert.rejects(createClient({ worker: true, deviceIndex: 0 }), /device 0 is open on this thread/);
+    await closeDevices(1);
+    await w.ended;
+    assert.deepEqual(listDevices().map((d) => d.index), [0]);
+    assert.throws(() => w.empty(4), /destroyed|lost/i);
+  } finally {
+    await closeDevices();
+  }
+});
