@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# An H200 round for issues 18, 20 and 21 after the worker client landed:
+# PART=a: the worker client's event-loop gap, launch rates and Deno.bench
+# groups, collectives with worker clients, and the interleaved static and
+# indirect launch breakdowns; PART=b: the whole test suite, start/destroy
+# cycles of worker clients, and the churn ratio. Writes under $OUT (log.txt).
+# Used with the device tool:
+#   carry [".device"], command "source .device/setup.sh && PART=a bash bench/device_round3.sh"
+set -uo pipefail
+OUT="${OUT:-/tmp/denogpu-out}"
+mkdir -p "$OUT"
+export XDG_RUNTIME_DIR=/tmp/xdg NO_COLOR=1 && mkdir -p "$XDG_RUNTIME_DIR"
+log="$OUT/log.txt"
+step() { echo "== $1 ($(date -u +%T))" >> "$log"; }
+{
+  echo "== date: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null), PART=${PART:-a}"
+  deno --version | head -1
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+} >> "$log" 2>&1
+if [ "${PART:-a}" = a ]; then
+  step "worker gap"; REPS=3 timeout 120 deno run --allow-env --allow-read --allow-write bench/worker_gap.ts >> "$log" 2>&1
+  step "worker encode, 1 buffer"; timeout 60 deno run --allow-env --allow-read bench/worker_encode.ts >> "$log" 2>&1
+  step "worker encode, 4 buffers + info"; INFO=1 timeout 60 deno run --allow-env --allow-read bench/worker_encode.ts >> "$log" 2>&1
+  step "worker bench"; timeout 100 deno bench --allow-env --allow-read bench/worker_bench.ts >> "$log" 2>&1
+  step "collectives with worker clients"
+  for s in "16 4" "64 4" "64 2"; do set -- $s; MIB=$1 DEVICES=$2 REPS=9 timeout 60 deno run --allow-env --allow-read bench/collectives_workers.ts >> "$log" 2>&1; done
+  step "static launches until submitted, interleaved (gaps shape, N=20000)"
+  SHAPE=add3 SUBMIT=1 N=20000 REPS=30 SWEEP=256,512,1024,2048 timeout 100 deno run --allow-env bench/launch_breakdown.ts >> "$log" 2>&1
+  step "indirect launches (createCount) until submitted, interleaved (N=20000)"
+  SHAPE=add3 INDIRECT=1 SUBMIT=1 N=20000 REPS=20 SWEEP=512 timeout 80 deno run --allow-env bench/launch_breakdown.ts >> "$log" 2>&1
+else
+  step "tests"; timeout 300 deno task test > "$OUT/tests.txt" 2>&1; tail -3 "$OUT/tests.txt" >> "$log"
+  grep -E "FAILED|=> " "$OUT/tests.txt" | head -20 >> "$log"
+  step "worker cycles"; RUNS="${RUNS:-10}" CYCLES=20 timeout 200 bash bench/worker_cycles.sh >> "$log" 2>&1
+  step "churn"; timeout 40 deno run --allow-env bench/churn.ts >> "$log" 2>&1
+fi
+step "done"
