@@ -48,6 +48,17 @@ export interface ReducePart {
    * @returns The reduced bytes, for the others.
    */
   reduceHere?(others: readonly Uint8Array<ArrayBuffer>[]): Promise<Uint8Array>;
+  /**
+   * A participant whose device lives in a Worker: reduces the bytes `from` to
+   * `to` of every input (all over shared memory) into `inputs[0]`, in place,
+   * on its own thread. When every participant has it, a host reduction of
+   * shared inputs is split between them instead of running on this thread.
+   *
+   * @param inputs Every participant's bytes, in rank order, over `SharedArrayBuffer`s.
+   * @param from First byte of the range (a whole number of elements).
+   * @param to End of the range.
+   */
+  reduceRange?(inputs: readonly Uint8Array[], from: number, to: number): Promise<void>;
 }
 
 /** The sending side of a point-to-point copy. */

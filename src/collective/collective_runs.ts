@@ -11,7 +11,7 @@
 
 import { CollectiveError, DeviceLostError } from "../errors.ts";
 import type { RecvPart, ReducePart, SendPart } from "./collective_parts.ts";
-import type { CollectivePart } from "./collective_parts.ts";
+import { type CollectivePart, DTYPE_SIZE } from "./collective_parts.ts";
 import { reduceOnHost } from "./host_reduce.ts";
 
 /** A joined participant of a slot that runs. */
@@ -89,7 +89,7 @@ async function runAllReduce(what: string, entries: readonly RunEntry[]): Promise
   let result: Uint8Array;
   if (root.site === "host") {
     const inputs = await Promise.all(parts.map((p, r) => tagged(p.source!, r)));
-    result = reduceOnHost(inputs, root.dtype, root.op);
+    result = splittable(parts, inputs) ? await reduceSplit(parts, inputs) : reduceOnHost(inputs, root.dtype, root.op);
   } else {
     const others = await Promise.all(parts.slice(1).map((p, r) => tagged(p.source!, r + 1)));
     result = await tagged(root.reduceHere!(others), 0);
@@ -102,6 +102,25 @@ async function runAllReduce(what: string, entries: readonly RunEntry[]): Promise
     });
   });
   return (await Promise.all(delivered)).every((ok) => ok);
+}
+
+/** True when every participant can reduce a range on its own thread and every input is shared memory. */
+function splittable(parts: readonly ReducePart[], inputs: readonly Uint8Array[]): boolean {
+  return parts.length > 1 && parts.every((p) => p.reduceRange !== undefined) &&
+    inputs.every((x) => x.buffer instanceof SharedArrayBuffer);
+}
+
+/** Splits a host reduction between the participants' threads (each reduces 1/N of the elements into input 0). */
+async function reduceSplit(parts: readonly ReducePart[], inputs: readonly Uint8Array[]): Promise<Uint8Array> {
+  const size = DTYPE_SIZE[parts[0]!.dtype];
+  const elements = inputs[0]!.byteLength / size;
+  const share = Math.ceil(elements / parts.length);
+  await Promise.all(parts.map((p, r) => {
+    const from = Math.min(elements, r * share) * size;
+    const to = Math.min(elements, (r + 1) * share) * size;
+    return from === to ? undefined : tagged(p.reduceRange!(inputs, from, to), r);
+  }));
+  return inputs[0]!;
 }
 
 async function runCopy(entries: readonly RunEntry[]): Promise<boolean> {

@@ -15,6 +15,7 @@ import type {
   CopyDescriptor,
   CubeCount,
   DeviceProperties,
+  ElemType,
   KernelArguments,
   LaunchMode,
   ReduceOperation,
@@ -36,6 +37,14 @@ export interface CollectiveHost {
   initializeMemory(memory: ManagedMemory, size: number, stream: StreamId): void;
   /** Queues a launch. */
   launch(kernel: Kernel, count: CubeCount, args: KernelArguments, mode: LaunchMode, stream: StreamId): void;
+  /**
+   * A host whose device lives in a Worker: reduces a byte range of shared
+   * inputs into the first, in place, on the Worker's thread (see `ReducePart.reduceRange`).
+   */
+  reduceRange?(
+    inputs: readonly Uint8Array[],
+    reduce: { dtype: ElemType; op: ReduceOperation; from: number; to: number },
+  ): Promise<void>;
 }
 
 /**

@@ -162,6 +162,9 @@ export class ServerCollectives {
             ? null
             : tracked.read(() => host.read([whole(src, bytes)], stream)).then((out) => out[0]!),
           deliver: (result) => tracked.write(() => host.write([[whole(dst, bytes), result]], stream)),
+          reduceRange: host.reduceRange === undefined
+            ? undefined
+            : (inputs, from, to) => host.reduceRange!(inputs, { dtype, op, from, to }),
           reduceHere: async (others) => {
             const first = await snapshot!;
             await tracked.gates();

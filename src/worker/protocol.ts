@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { DeviceProperties } from "../contract/types.ts";
+import type { DeviceProperties, ElemType, ReduceOperation } from "../contract/types.ts";
 import type { ServerOptions } from "../server/server_options.ts";
 import type { EncodedError } from "./error_codec.ts";
 import type { RingBuffers } from "./command_ring.ts";
@@ -81,7 +81,26 @@ export type CallPayload =
   | { readonly method: "flush" | "sync" | "startProfile" | "beginCapture" | "endCapture"; readonly stream: number }
   | { readonly method: "memoryUsage" }
   | { readonly method: "memoryReport"; readonly stream: number }
-  | { readonly method: "read"; readonly stream: number; readonly descriptors: readonly WireDescriptor[] }
+  | {
+    readonly method: "read";
+    readonly stream: number;
+    readonly descriptors: readonly WireDescriptor[];
+    /** Copy the one result into this shared memory instead of moving it back (collectives). */
+    readonly into?: SharedArrayBuffer;
+  }
+  | {
+    readonly method: "reduceShared";
+    /** Every participant's bytes; the range is reduced into the first, in place. */
+    readonly inputs: readonly {
+      readonly buffer: SharedArrayBuffer;
+      readonly offset: number;
+      readonly length: number;
+    }[];
+    readonly dtype: ElemType;
+    readonly op: ReduceOperation;
+    readonly from: number;
+    readonly to: number;
+  }
   | { readonly method: "endProfile" | "discardProfile"; readonly stream: number; readonly token: unknown }
   | { readonly method: "simulateLoss" | "stats" }
   | { readonly method: "installMemoryPools"; readonly stream: number; readonly config: unknown };

@@ -19,6 +19,7 @@ import type { BufferBinding } from "../contract/types.ts";
 import { ServerError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import { defineKernel } from "../kernel/define_kernel.ts";
+import type { LaunchPath } from "../server/launch_path.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
 import { HandleTable } from "./handle_table.ts";
 import type { KernelPayload, WritePayload } from "./protocol.ts";
@@ -42,6 +43,7 @@ export type TakePayload = (id: number) => unknown;
 export class RecordRunner {
   /** The memory the worker holds for its client, by slot. */
   readonly handles: HandleTable;
+  #path: LaunchPath;
   #server: WebGpuServer;
   #words: Uint32Array;
   #take: TakePayload;
@@ -59,6 +61,7 @@ export class RecordRunner {
    */
   constructor(server: WebGpuServer, words: Uint32Array, take: TakePayload) {
     this.#server = server;
+    this.#path = server.launchPath;
     this.#words = words;
     this.#take = take;
     this.handles = new HandleTable(server);
@@ -105,7 +108,8 @@ export class RecordRunner {
         info = scratch;
       }
       const mode = (word & LAUNCH_SKIP) !== 0 ? "skip" : "execute";
-      this.#server.launchRaw(kernel, buffers, info, w[at + 4]!, w[at + 5]!, w[at + 6]!, count, mode, stream);
+      // The main thread ran the launch door (`checkLaunch`) with the limits this server reported: skip it here.
+      this.#path.launchChecked(kernel, buffers, info, w[at + 4]!, w[at + 5]!, w[at + 6]!, count, mode, stream);
     } catch (e) {
       this.queue(stream, e);
     }

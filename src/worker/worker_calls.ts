@@ -11,6 +11,7 @@
 import type { Handle } from "../contract/handle.ts";
 import type { BufferBinding, CopyDescriptor, ProfileDuration } from "../contract/types.ts";
 import type { MemoryConfiguration } from "../contract/memory_types.ts";
+import { reduceOnHost } from "../collective/host_reduce.ts";
 import type { ProfilingToken } from "../ids.ts";
 import { combineUsage } from "../memory/memory_usage.ts";
 import { discardProfile } from "../stream/stream_profiles.ts";
@@ -76,6 +77,10 @@ export async function runCall(
         elemSize: d.elemSize,
       }));
       const out = await server.read(descriptors, call.stream);
+      if (call.into !== undefined) {
+        new Uint8Array(call.into).set(out[0]!);
+        return { value: undefined, transfer: [] };
+      }
       // Each result moves with its buffer; one that views part of a buffer (which the
       // server may keep, or share between results) is copied first.
       const moved = new Set<ArrayBuffer>();
@@ -98,6 +103,15 @@ export async function runCall(
     case "discardProfile": {
       const token = call.token as ProfilingToken;
       discardProfile(server.stream(token.stream), token);
+      return { value: undefined, transfer: [] };
+    }
+    case "reduceShared": {
+      // Views of shared memory: the reduction only reads and writes elements, whatever the buffer's kind.
+      const range = call.inputs.map((x) =>
+        new Uint8Array(x.buffer, x.offset + call.from, call.to - call.from) as unknown as Uint8Array<ArrayBuffer>
+      );
+      const into = reduceOnHost(range, call.dtype, call.op); // into range[0], in place
+      if (into.buffer !== range[0]!.buffer) range[0]!.set(into); // an unaligned input was copied first
       return { value: undefined, transfer: [] };
     }
     case "stats":

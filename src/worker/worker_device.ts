@@ -12,7 +12,15 @@
  * @module
  */
 
-import type { CopyDescriptor, CubeCount, DeviceProperties, KernelArguments, LaunchMode } from "../contract/types.ts";
+import type {
+  CopyDescriptor,
+  CubeCount,
+  DeviceProperties,
+  ElemType,
+  KernelArguments,
+  LaunchMode,
+  ReduceOperation,
+} from "../contract/types.ts";
 import type { ManagedMemory } from "../contract/managed_memory.ts";
 import type { Kernel } from "../contract/kernel.ts";
 import { DeviceLostError, UnsupportedError } from "../errors.ts";
@@ -28,6 +36,14 @@ import { type ConnectionOptions, WorkerConnection } from "./connection.ts";
 import type { WireBytes, WireDescriptor } from "./protocol.ts";
 import type { RemoteMemory } from "./remote_memory.ts";
 import { WRITE_INLINE_MAX } from "./ring_layout.ts";
+
+/** Sources of at least this many bytes are read into shared memory (an all-reduce of them splits its reduction). */
+const SHARED_FROM = 256 * 1024;
+
+/** Bytes a descriptor covers. */
+function bytesOfDescriptor(d: CopyDescriptor): number {
+  return d.shape.reduce((a, b) => a * b, 1) * d.elemSize;
+}
 
 /** Worker devices of this thread by logical index (opening or open). */
 const opened = new Map<number, Promise<WorkerDevice>>();
@@ -74,7 +90,25 @@ class WorkerCollectiveHost implements CollectiveHost {
   }
 
   read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]> {
-    return this.#conn.call({ method: "read", stream, descriptors: descriptors.map(wireDescriptor) }).then(bytesOf);
+    const wire = descriptors.map(wireDescriptor);
+    const bytes = descriptors.length === 1 ? bytesOfDescriptor(descriptors[0]!) : 0;
+    if (bytes < SHARED_FROM) return this.#conn.call({ method: "read", stream, descriptors: wire }).then(bytesOf);
+    // Large sources land in shared memory, where every worker of an all-reduce can reduce its share of them.
+    const into = new SharedArrayBuffer(bytes);
+    return this.#conn.call({ method: "read", stream, descriptors: wire, into })
+      .then(() => [new Uint8Array(into) as unknown as Uint8Array<ArrayBuffer>]);
+  }
+
+  reduceRange(
+    inputs: readonly Uint8Array[],
+    reduce: { dtype: ElemType; op: ReduceOperation; from: number; to: number },
+  ): Promise<void> {
+    const shared = inputs.map((x) => ({
+      buffer: x.buffer as SharedArrayBuffer,
+      offset: x.byteOffset,
+      length: x.byteLength,
+    }));
+    return this.#conn.call({ method: "reduceShared", inputs: shared, ...reduce }).then(() => {});
   }
 
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
@@ -82,7 +116,9 @@ class WorkerCollectiveHost implements CollectiveHost {
     // large one is copied once into shared memory, which every worker receiving it copies in parallel.
     for (const [d, bytes] of writes) {
       if (bytes.byteLength <= WRITE_INLINE_MAX) this.#conn.write(d.binding, bytes, stream, false);
-      else this.#conn.writeShared(d.binding, sharedCopy(bytes), stream);
+      else if (bytes.buffer instanceof SharedArrayBuffer) {
+        this.#conn.writeShared(d.binding, bytes as Uint8Array<SharedArrayBuffer>, stream);
+      } else this.#conn.writeShared(d.binding, sharedCopy(bytes), stream);
     }
   }
 

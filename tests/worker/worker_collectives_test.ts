@@ -38,6 +38,55 @@ Deno.test("two worker clients and a main-thread client all-reduce into every dev
   }
 });
 
+Deno.test("three worker clients split a large all-reduce between their threads and every element matches the CPU", async () => {
+  const clients = await Promise.all([0, 1, 2].map((i) => createClient({ worker: true, deviceIndex: i })));
+  try {
+    const len = 300_001; // 1.2 MB of f32: read into shared memory, reduced 1/3 per worker (the last share shorter)
+    const xs = clients.map((c, i) => c.create(Float32Array.from({ length: len }, (_, j) => i + 0.5 * (j % 1000))));
+    const ms = clients.map((c, i) => c.create(Int32Array.from({ length: len }, (_, j) => (i - 1) * (j % 7) - 3)));
+    clients.forEach((c, i) => {
+      c.allReduce(xs[i]!, xs[i]!, { dtype: "f32", devices: [0, 1, 2] });
+      c.allReduce(ms[i]!, ms[i]!, { dtype: "i32", op: "mean", devices: [0, 1, 2] });
+    });
+    await Promise.all(clients.map((c) => c.syncCollective()));
+    const sums = expectedSums(3, 1000);
+    const means = Array.from(
+      { length: len },
+      (_, j) => Math.trunc([0, 1, 2].reduce((a, i) => a + (i - 1) * (j % 7) - 3, 0) / 3),
+    );
+    for (const [i, c] of clients.entries()) {
+      const got = await c.read(xs[i]!, Float32Array);
+      assert.equal(got.length, len);
+      for (let j = 0; j < len; j++) {
+        if (got[j] !== sums[j % 1000]) assert.fail(`device ${i}, f32 element ${j}: ${got[j]}`);
+      }
+      const mean = await c.read(ms[i]!, Int32Array);
+      for (let j = 0; j < len; j++) if (mean[j] !== means[j]) assert.fail(`device ${i}, i32 element ${j}: ${mean[j]}`);
+    }
+  } finally {
+    await closeDevices();
+    await Promise.all(clients.map((c) => c.ended));
+  }
+});
+
+Deno.test("a large all-reduce mixing worker and main-thread clients reduces on this thread and writes every device", async () => {
+  const w0 = await createClient({ worker: true, deviceIndex: 0 });
+  const m1 = await createClient({ deviceIndex: 1 });
+  try {
+    const len = 100_000;
+    const xs = [w0, m1].map((c, i) => c.create(Uint32Array.from({ length: len }, (_, j) => j + i * 1_000_000)));
+    [w0, m1].forEach((c, i) => void c.allReduce(xs[i]!, xs[i]!, { dtype: "u32", op: "max", devices: [0, 1] }));
+    await Promise.all([w0.syncCollective(), m1.syncCollective()]);
+    for (const [i, c] of [w0, m1].entries()) {
+      const got = await c.read(xs[i]!, Uint32Array);
+      for (let j = 0; j < len; j++) if (got[j] !== j + 1_000_000) assert.fail(`device ${i}, element ${j}: ${got[j]}`);
+    }
+  } finally {
+    await closeDevices();
+    await w0.ended;
+  }
+});
+
 Deno.test("worker clients' all-reduce with auto reduces on the host; work launched after the sync sees the result", async () => {
   const a = await createClient({ worker: true, deviceIndex: 0 });
   const b = await createClient({ worker: true, deviceIndex: 1 });
