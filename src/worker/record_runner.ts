@@ -150,9 +150,8 @@ export class RecordRunner {
     } else {
       const data = this.#take(w[at + 8]!) as WritePayload | undefined;
       if (data === undefined) return false;
-      const view = new Uint8Array(data.buffer, data.offset, data.length);
-      // Shared memory (one result delivered to several workers) is copied here, in parallel with the others.
-      bytes = data.buffer instanceof SharedArrayBuffer ? view.slice() : view;
+      // Shared memory (one result delivered to several workers) is written from as it is: the upload copies it.
+      bytes = new Uint8Array(data.buffer, data.offset, data.length);
       if (data.recycle) recycle = data.buffer as ArrayBuffer;
     }
     this.queued(stream, () => {
