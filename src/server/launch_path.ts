@@ -69,6 +69,9 @@ export class LaunchPath {
    * @param indirect Memory holding `[x, y, z]`, or null for a static count.
    * @param mode `execute` or `skip`.
    * @param stream The launching stream.
+   * @param checked True when `checkLaunch` already ran against this server's
+   * limits (a worker client checks on the main thread, with the limits its
+   * worker reported): the door is skipped. One body, so the hot path keeps one frame.
    */
   launch(
     kernel: Kernel,
@@ -80,37 +83,9 @@ export class LaunchPath {
     indirect: BufferBinding | null,
     mode: LaunchMode,
     stream: StreamId,
+    checked = false,
   ): void {
-    checkLaunch(this.#limits, kernel, buffers, info, x, y, z, indirect, mode);
-    this.launchChecked(kernel, buffers, info, x, y, z, indirect, mode, stream);
-  }
-
-  /**
-   * One launch whose arguments were checked by `checkLaunch` against this
-   * server's limits already (a worker client checks on the main thread, with
-   * the limits its worker reported): `launch` without the door.
-   *
-   * @param kernel The kernel.
-   * @param buffers Storage bindings in order.
-   * @param info Info words (empty or null for none).
-   * @param x Workgroups along x.
-   * @param y Workgroups along y.
-   * @param z Workgroups along z.
-   * @param indirect Memory holding `[x, y, z]`, or null for a static count.
-   * @param mode `execute` or `skip`.
-   * @param stream The launching stream.
-   */
-  launchChecked(
-    kernel: Kernel,
-    buffers: readonly BufferBinding[],
-    info: InfoWords | null,
-    x: number,
-    y: number,
-    z: number,
-    indirect: BufferBinding | null,
-    mode: LaunchMode,
-    stream: StreamId,
-  ): void {
+    if (!checked) checkLaunch(this.#limits, kernel, buffers, info, x, y, z, indirect, mode);
     if (this.closed !== null) throw this.closed;
     if (info !== null && info.length === 0) info = null;
     if (indirect === null && (x === 0 || y === 0 || z === 0)) return;

@@ -109,7 +109,7 @@ export class RecordRunner {
       }
       const mode = (word & LAUNCH_SKIP) !== 0 ? "skip" : "execute";
       // The main thread ran the launch door (`checkLaunch`) with the limits this server reported: skip it here.
-      this.#path.launchChecked(kernel, buffers, info, w[at + 4]!, w[at + 5]!, w[at + 6]!, count, mode, stream);
+      this.#path.launch(kernel, buffers, info, w[at + 4]!, w[at + 5]!, w[at + 6]!, count, mode, stream, true);
     } catch (e) {
       this.queue(stream, e);
     }
