@@ -9,12 +9,16 @@
  * processes and counts the ones that did not exit cleanly (native crashes).
  *
  * Run: `CYCLES=200 deno run --allow-env --allow-read --v8-flags=--expose-gc bench/worker_cycles.ts`
+ * (`EVERY=50` also prints the resident set every 50 cycles)
  * (the flag lets it collect garbage before each memory figure).
  */
 
 import { createClient, defineKernel, DeviceLostError } from "../mod.ts";
 
 const CYCLES = Number(Deno.env.get("CYCLES") ?? 200);
+/** Print the resident set every `EVERY` cycles (0: only after a tenth and at the end), to tell a plateau from a leak. */
+const EVERY = Number(Deno.env.get("EVERY") ?? 0);
+const curve: string[] = [];
 const inc = defineKernel({
   name: "inc",
   wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
@@ -52,7 +56,9 @@ for (let i = 0; i < CYCLES; i++) {
   outcomes[await read]++;
   await client.ended;
   if (i + 1 === Math.ceil(CYCLES / 10)) early = memory();
+  if (EVERY > 0 && (i + 1) % EVERY === 0) curve.push(`${i + 1}: ${mib(memory().rss)}`);
 }
+if (curve.length > 0) console.log(`rss (MiB) by cycle: ${curve.join(", ")}`);
 const m = memory();
 console.log(
   `${CYCLES} cycles in ${
