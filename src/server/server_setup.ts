@@ -16,9 +16,8 @@ import { PipelineCache } from "../kernel/pipeline_cache.ts";
 import { ServerLogger } from "../logger.ts";
 import { HostStagingPool } from "../memory/host_staging.ts";
 import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
-import { Tuner } from "../tune/tuner.ts";
-import { createTuneStore } from "../tune/create_tune_store.ts";
-import { tuneDeviceKey } from "../tune/device_key.ts";
+import { deviceTuner } from "../tune/device_tuner.ts";
+import type { Tuner } from "../tune/tuner.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
 import { DeviceContext } from "../stream/device_context.ts";
 import type { ServerUtilities } from "../contract/compute_server.ts";
@@ -154,17 +153,8 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
       },
       logLaunch,
     }),
-    tuner: new Tuner({
-      store: createTuneStore(options.tuneCache),
-      device: tuneDeviceKey({
-        ...props.identity,
-        limits: props.limits,
-        features: props.features.all,
-        runtime: `deno ${Deno.version.deno}`,
-      }),
-      log: (level, message) => {
-        if (logger.autotune || level === "warn") logger.log("autotune", message);
-      },
+    tuner: deviceTuner(props, options.tuneCache, (level, message) => {
+      if (logger.autotune || level === "warn") logger.log("autotune", message);
     }),
   };
 }

@@ -29,9 +29,8 @@ import { directory } from "../collective/device_directory.ts";
 import { ServerCollectives } from "../server/server_collectives.ts";
 import type { CollectiveHost } from "../server/device_reduce.ts";
 import type { ServerOptions } from "../server/server_options.ts";
-import { createTuneStore } from "../tune/create_tune_store.ts";
-import { tuneDeviceKey } from "../tune/device_key.ts";
-import { Tuner } from "../tune/tuner.ts";
+import { deviceTuner } from "../tune/device_tuner.ts";
+import type { Tuner } from "../tune/tuner.ts";
 import { type ConnectionOptions, WorkerConnection } from "./connection.ts";
 import type { WireBytes, WireDescriptor } from "./protocol.ts";
 import type { RemoteMemory } from "./remote_memory.ts";
@@ -149,18 +148,8 @@ export class WorkerDevice {
     this.connection = connection;
     const host = new WorkerCollectiveHost(connection);
     this.collectives = new ServerCollectives(host, { index, owned: true, memoryOwner: connection, hostOnly: true });
-    const props = connection.properties;
-    this.tuner = new Tuner({
-      store: createTuneStore(tuneCache),
-      device: tuneDeviceKey({
-        ...props.identity,
-        limits: props.limits,
-        features: props.features.all,
-        runtime: `deno ${Deno.version.deno}`,
-      }),
-      log: (level, message) => {
-        if (level === "warn") console.warn(`[denogpu autotune] ${message}`);
-      },
+    this.tuner = deviceTuner(connection.properties, tuneCache, (level, message) => {
+      if (level === "warn") console.warn(`[denogpu autotune] ${message}`);
     });
   }
 
