@@ -3,8 +3,9 @@
  * device's identity in this thread's directory, all-reduce, send and
  * receive, the collective sync, and copies to another client. The same
  * semantics as `CollectiveClient`; a worker's memory is read and written
- * through its ring and reduced on this thread, so several worker clients
- * wait for their devices in parallel while this thread stays free.
+ * through its ring, so several worker clients wait for their devices in
+ * parallel while this thread stays free, and an all-reduce among worker
+ * clients only splits its reduction between their threads.
  *
  * @module
  */
@@ -22,7 +23,9 @@ import { WorkerMemoryClient } from "./worker_memory_client.ts";
  * The cross-device half of a `WorkerClient`. Worker clients take part in
  * collectives with each other and with `ComputeClient`s of this thread;
  * they reduce on the host (`reduceOn: "device"` is refused; `auto` reduces
- * on the host).
+ * on the host). When every participant is a worker client and the sources
+ * hold 256 KiB or more, each worker reduces 1/N of the elements in shared
+ * memory; a mixed group reduces on this thread.
  *
  * @example All-reduce over two worker clients, each device in its own Worker
  * ```ts
