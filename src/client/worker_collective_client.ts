@@ -5,7 +5,7 @@
  * semantics as `CollectiveClient`; a worker's memory is read and written
  * through its ring, so several worker clients wait for their devices in
  * parallel while this thread stays free, and an all-reduce among worker
- * clients only splits its reduction between their threads.
+ * clients splits its reduction between their threads.
  *
  * @module
  */
