@@ -346,7 +346,19 @@ Deno.test({
       );
       assert.equal(reservedViolation, null);
       assert.equal(root.server.pipelinesCompiled, pipelinesAtWarmup, "no pipeline compiled after warm-up");
-      assert.deepEqual(createdLabels, [], "no GPUBuffer created after warm-up");
+      if (root.fastReads) {
+        // Fast reads leave each staging buffer resting until its leftover map settles and prime more while
+        // one rests (by design, bounded per size class); nothing else may be created.
+        const staging = createdLabels.filter((l) => l.includes(" readback "));
+        assert.deepEqual(
+          createdLabels.filter((l) => !l.includes(" readback ")),
+          [],
+          "no other GPUBuffer after warm-up",
+        );
+        assert.ok(staging.length <= 64, `${staging.length} readback buffers primed after warm-up`);
+      } else {
+        assert.deepEqual(createdLabels, [], "no GPUBuffer created after warm-up");
+      }
       assert.ok(
         heapEnd - heapWarm <= heapMargin,
         `heap floor grew by ${heapEnd - heapWarm} B after warm-up (bound ${heapMargin} B)`,
