@@ -18,7 +18,8 @@ import type { WebGpuServer } from "../server/webgpu_server.ts";
 /** A slot's handle and the views of it bound so far. */
 interface Held {
   readonly handle: Handle;
-  views: Map<string, BufferBinding> | null;
+  /** Views by start offset, then end offset (numbers: no string key per launch). */
+  views: Map<number, Map<number, BufferBinding>> | null;
 }
 
 /** The memory a worker holds for its client, by slot. */
@@ -87,12 +88,13 @@ export class HandleTable {
       throw new IoError("not-found", `${call}: memory ${id} holds nothing: its allocation failed (queued before)`);
     }
     if (offsetStart === 0 && offsetEnd === 0) return held.handle;
-    const key = `${offsetStart}:${offsetEnd}`;
-    let view = held.views?.get(key);
+    const byEnd = (held.views ??= new Map()).get(offsetStart) ?? new Map<number, BufferBinding>();
+    let view = byEnd.get(offsetEnd);
     if (view === undefined) {
       const h = held.handle;
       view = { memory: h.memory, stream: h.stream, size: h.size, offsetStart, offsetEnd };
-      (held.views ??= new Map()).set(key, view);
+      byEnd.set(offsetEnd, view);
+      held.views.set(offsetStart, byEnd);
     }
     return view;
   }
