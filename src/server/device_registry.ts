@@ -36,8 +36,7 @@ function entryOf(index: number): Opening | undefined {
   return e;
 }
 
-/** A server of a numbered device that `WebGpuServer.create` made directly (not through the registry). */
-/** The owner of an open device of this index that can be destroyed (a server, or a worker client's device). */
+/** The owner of an open numbered device that can be destroyed: a server, or a worker client's device. */
 function directOwner(index: number): { destroy(): void } | undefined {
   for (const e of directory.list()) {
     const d = toLogicalDevice(e.id);
@@ -49,12 +48,21 @@ function directOwner(index: number): { destroy(): void } | undefined {
   return undefined;
 }
 
+/** A server of a numbered device that `WebGpuServer.create` made directly (not through the registry). */
 function directServer(index: number): WebGpuServer | undefined {
-  for (const e of directory.list()) {
-    const d = toLogicalDevice(e.id);
-    if (d.kind !== "existing" && d.index === index && e.owner instanceof WebGpuServer) return e.owner;
-  }
-  return undefined;
+  const owner = directOwner(index);
+  return owner instanceof WebGpuServer ? owner : undefined;
+}
+
+/**
+ * Checks a requested logical device index (`createClient({ deviceIndex })`).
+ *
+ * @param index The index.
+ * @returns The error to reject with, or null when it is an integer from 0 to 65535.
+ */
+export function badDeviceIndex(index: number): RangeError | null {
+  if (Number.isSafeInteger(index) && index >= 0 && index <= MAX_INDEX) return null;
+  return new RangeError(`createClient: deviceIndex must be an integer from 0 to ${MAX_INDEX}, got ${String(index)}`);
 }
 
 function sameOptions(first: ServerOptions, later: ServerOptions, index: number): void {
@@ -83,11 +91,8 @@ function sameOptions(first: ServerOptions, later: ServerOptions, index: number):
  */
 export function openDevice(options: ServerOptions, index?: number): Promise<WebGpuServer> {
   if (index !== undefined) {
-    if (!Number.isSafeInteger(index) || index < 0 || index > MAX_INDEX) {
-      return Promise.reject(
-        new RangeError(`createClient: deviceIndex must be an integer from 0 to ${MAX_INDEX}, got ${String(index)}`),
-      );
-    }
+    const bad = badDeviceIndex(index);
+    if (bad !== null) return Promise.reject(bad);
     const known = entryOf(index);
     if (known !== undefined) {
       try {

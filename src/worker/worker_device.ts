@@ -26,6 +26,7 @@ import type { Kernel } from "../contract/kernel.ts";
 import { DeviceLostError, UnsupportedError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import { directory } from "../collective/device_directory.ts";
+import { badDeviceIndex } from "../server/device_registry.ts";
 import { ServerCollectives } from "../server/server_collectives.ts";
 import type { CollectiveHost } from "../server/device_reduce.ts";
 import type { ServerOptions } from "../server/server_options.ts";
@@ -165,11 +166,8 @@ export class WorkerDevice {
    */
   static open(options: ServerOptions, connection: ConnectionOptions, index?: number): Promise<WorkerDevice> {
     if (index !== undefined) {
-      if (!Number.isSafeInteger(index) || index < 0 || index > 0xffff) {
-        return Promise.reject(
-          new RangeError(`createClient: deviceIndex must be an integer from 0 to 65535, got ${String(index)}`),
-        );
-      }
+      const bad = badDeviceIndex(index);
+      if (bad !== null) return Promise.reject(bad);
       const known = opened.get(index);
       if (known !== undefined) return known;
       if (directory.taken(index)) {
