@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { ProfileDuration } from "../contract/types.ts";
 import type { GraphId, StreamId } from "../ids.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
 import { TraceWriteError } from "../errors.ts";
@@ -49,26 +50,43 @@ export function profileSection<T>(
       discardProfile(server.stream(token.stream), token);
       throw e;
     }
-    const duration = await server.endProfile(stream, token);
-    const [ticks, dispatches] = await Promise.all([duration.ticks, duration.dispatches]);
-    const measured: ProfileResult<T> = {
-      result,
-      duration,
-      ticks,
-      nanos: ticks.end - ticks.start,
-      dispatches,
-      kernels: summarizeDispatches(dispatches),
-    };
-    if (options.trace !== undefined) {
-      try {
-        await writeChromeTrace(options.trace, dispatches);
-      } catch (cause) {
-        // `fn` ran and was measured: the measurements travel with the error rather than being lost.
-        throw new TraceWriteError(options.trace, measured, cause);
-      }
-    }
-    return measured;
+    return measuredProfile(result, await server.endProfile(stream, token), options);
   });
+}
+
+/**
+ * A profile's result once its duration is known: ticks, dispatches, the
+ * per-kernel summary, and the trace file when asked for (both clients' `profile`).
+ *
+ * @param result What the profiled function returned.
+ * @param duration Its duration, as `endProfile` gave it.
+ * @param options `trace`: where to write a Chrome trace of the dispatches.
+ * @returns The measurements.
+ * @throws {TraceWriteError} When the trace cannot be written; it carries the measurements.
+ */
+export async function measuredProfile<T>(
+  result: T,
+  duration: ProfileDuration,
+  options: ProfileOptions,
+): Promise<ProfileResult<T>> {
+  const [ticks, dispatches] = await Promise.all([duration.ticks, duration.dispatches]);
+  const measured: ProfileResult<T> = {
+    result,
+    duration,
+    ticks,
+    nanos: ticks.end - ticks.start,
+    dispatches,
+    kernels: summarizeDispatches(dispatches),
+  };
+  if (options.trace !== undefined) {
+    try {
+      await writeChromeTrace(options.trace, dispatches);
+    } catch (cause) {
+      // `fn` ran and was measured: the measurements travel with the error rather than being lost.
+      throw new TraceWriteError(options.trace, measured, cause);
+    }
+  }
+  return measured;
 }
 
 /**

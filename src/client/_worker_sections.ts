@@ -10,13 +10,12 @@
 
 import type { ProfileDuration, ProfileTicks } from "../contract/types.ts";
 import type { DispatchTiming } from "../contract/types.ts";
-import { TraceWriteError } from "../errors.ts";
 import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
-import { summarizeDispatches, writeChromeTrace } from "../profile/trace.ts";
 import type { WorkerConnection } from "../worker/connection.ts";
 import { encodeValue, reviveValue } from "../worker/error_codec.ts";
 import type { WireDuration } from "../worker/worker_calls.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
+import { measuredProfile } from "./_sections.ts";
 
 /** A settled half of a duration as a promise again; a rejection nobody awaits is not reported as unhandled. */
 function asPromise<T>(half: WireDuration["ticks"]): Promise<T> {
@@ -73,24 +72,7 @@ export function profileOn<T>(
       conn.call({ method: "discardProfile", stream, token }).catch(() => {});
       throw e;
     }
-    const duration = await endProfileOn(conn, stream, token);
-    const [ticks, dispatches] = await Promise.all([duration.ticks, duration.dispatches]);
-    const measured: ProfileResult<T> = {
-      result,
-      duration,
-      ticks,
-      nanos: ticks.end - ticks.start,
-      dispatches,
-      kernels: summarizeDispatches(dispatches),
-    };
-    if (options.trace !== undefined) {
-      try {
-        await writeChromeTrace(options.trace, dispatches);
-      } catch (cause) {
-        throw new TraceWriteError(options.trace, measured, cause);
-      }
-    }
-    return measured;
+    return measuredProfile(result, await endProfileOn(conn, stream, token), options);
   });
 }
 
