@@ -10,6 +10,7 @@
  */
 
 import { type ComputeClient, createClient } from "../mod.ts";
+import { chunked, rawBuffers, sourceData, sumInto } from "./_collectives_raw.ts";
 
 const env = (name: string, fallback: string) =>
   Deno.permissions.querySync({ name: "env", variable: name }).state === "granted"
@@ -20,7 +21,6 @@ const N = Number(env("DEVICES", "2"));
 const REPS = Number(env("REPS", "15"));
 const bytes = MIB << 20;
 const n = bytes / 4;
-const U = GPUBufferUsage;
 const CHUNK = 4 << 20;
 
 const clients: ComputeClient[] = [];
@@ -30,33 +30,8 @@ for (let i = 0; i < N; i++) {
   raw.push(await (await navigator.gpu.requestAdapter())!.requestDevice({ label: `raw ${i}` }));
 }
 
-function data(i: number): Float32Array<ArrayBuffer> {
-  const a = new Float32Array(n);
-  for (let k = 0; k < n; k++) a[k] = (k % 97) + i * 1000;
-  return a;
-}
-function chunked(d: GPUDevice, b: GPUBuffer, x: Float32Array<ArrayBuffer>): void {
-  const step = CHUNK / 4;
-  for (let at = 0; at < x.length; at += step) {
-    d.queue.writeBuffer(b, at * 4, x, at, Math.min(step, x.length - at));
-    d.queue.submit([]);
-  }
-}
-/** acc += x, element-wise (a function of its own, as a hand-written raw path would have). */
-function sumInto(acc: Float32Array, x: Float32Array): void {
-  for (let k = 0; k < acc.length; k++) acc[k] = acc[k]! + x[k]!;
-}
-const usage = U.STORAGE | U.COPY_SRC | U.COPY_DST;
-const src = raw.map((d, i) => {
-  const b = d.createBuffer({ label: `raw src ${i}`, size: bytes, usage });
-  chunked(d, b, data(i));
-  return b;
-});
-const dst = raw.map((d, i) => d.createBuffer({ label: `raw dst ${i}`, size: bytes, usage }));
-const staging = raw.map((d, i) =>
-  d.createBuffer({ label: `raw staging ${i}`, size: bytes, usage: U.MAP_READ | U.COPY_DST })
-);
-const hs = clients.map((c, i) => c.create(data(i)));
+const { src, dst, staging } = rawBuffers(raw, n, CHUNK);
+const hs = clients.map((c, i) => c.create(sourceData(n, i)));
 const hd = clients.map((c) => c.empty(bytes));
 const devices = clients.map((c) => c.deviceId.index);
 
@@ -76,7 +51,7 @@ async function rawHost(): Promise<void> {
   const acc = views[0]!;
   for (const v of views.slice(1)) sumInto(acc, v);
   const t2 = performance.now();
-  raw.forEach((d, i) => chunked(d, dst[i]!, acc));
+  raw.forEach((d, i) => chunked(d, dst[i]!, acc, CHUNK));
   staging.forEach((s) => s.unmap());
   const t3 = performance.now();
   await Promise.all(raw.map((d) => d.queue.onSubmittedWorkDone()));

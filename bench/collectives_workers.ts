@@ -13,6 +13,7 @@
  */
 
 import { type ComputeClient, createClient, type WorkerClient } from "../mod.ts";
+import { chunked, rawBuffers, sourceData, sumInto } from "./_collectives_raw.ts";
 
 const env = (name: string, fallback: string) =>
   Deno.permissions.querySync({ name: "env", variable: name }).state === "granted"
@@ -23,39 +24,14 @@ const N = Number(env("DEVICES", "2"));
 const REPS = Number(env("REPS", "11"));
 const n = (MIB << 20) / 4;
 const bytes = n * 4;
-const U = GPUBufferUsage;
 const CHUNK = 4 << 20;
-
-function data(i: number): Float32Array<ArrayBuffer> {
-  const a = new Float32Array(n);
-  for (let k = 0; k < n; k++) a[k] = (k % 97) + i * 1000;
-  return a;
-}
-function sumInto(acc: Float32Array, x: Float32Array): void {
-  for (let k = 0; k < acc.length; k++) acc[k] = acc[k]! + x[k]!;
-}
-function chunked(d: GPUDevice, b: GPUBuffer, x: Float32Array<ArrayBuffer>): void {
-  for (let at = 0; at < x.length; at += CHUNK / 4) {
-    d.queue.writeBuffer(b, at * 4, x, at, Math.min(CHUNK / 4, x.length - at));
-    d.queue.submit([]);
-  }
-}
 
 // One thread, raw.
 const raw: GPUDevice[] = [];
 for (let i = 0; i < N; i++) {
   raw.push(await (await navigator.gpu.requestAdapter())!.requestDevice({ label: `raw ${i}` }));
 }
-const usage = U.STORAGE | U.COPY_SRC | U.COPY_DST;
-const src = raw.map((d, i) => {
-  const b = d.createBuffer({ label: `raw src ${i}`, size: bytes, usage });
-  chunked(d, b, data(i));
-  return b;
-});
-const dst = raw.map((d, i) => d.createBuffer({ label: `raw dst ${i}`, size: bytes, usage }));
-const staging = raw.map((d, i) =>
-  d.createBuffer({ label: `raw staging ${i}`, size: bytes, usage: U.MAP_READ | U.COPY_DST })
-);
+const { src, dst, staging } = rawBuffers(raw, n, CHUNK);
 async function oneThread(): Promise<void> {
   raw.forEach((d, i) => {
     const e = d.createCommandEncoder({ label: `raw copy ${i}` });
@@ -65,7 +41,7 @@ async function oneThread(): Promise<void> {
   await Promise.all(staging.map((s) => s.mapAsync(GPUMapMode.READ)));
   const views = staging.map((s) => new Float32Array(s.getMappedRange()));
   for (const v of views.slice(1)) sumInto(views[0]!, v);
-  raw.forEach((d, i) => chunked(d, dst[i]!, views[0]!));
+  raw.forEach((d, i) => chunked(d, dst[i]!, views[0]!, CHUNK));
   staging.forEach((s) => s.unmap());
   await Promise.all(raw.map((d) => d.queue.onSubmittedWorkDone()));
 }
@@ -100,7 +76,7 @@ async function perWorker(): Promise<void> {
 // One thread, the runtime.
 const clients: ComputeClient[] = [];
 for (let i = 0; i < N; i++) clients.push(await createClient({ deviceIndex: i }));
-const hs = clients.map((c, i) => c.create(data(i)));
+const hs = clients.map((c, i) => c.create(sourceData(n, i)));
 const hd = clients.map((c) => c.empty(bytes));
 const devices = clients.map((c) => c.deviceId.index);
 async function runtime(): Promise<void> {
@@ -111,7 +87,7 @@ async function runtime(): Promise<void> {
 // Worker clients, one device (and Worker) each: they read and write in parallel, this thread sums.
 const wclients: WorkerClient[] = [];
 for (let i = 0; i < N; i++) wclients.push(await createClient({ worker: true, deviceIndex: N + i }));
-const ws = wclients.map((c, i) => c.create(data(i)));
+const ws = wclients.map((c, i) => c.create(sourceData(n, i)));
 const wd = wclients.map((c) => c.empty(bytes));
 const wdevices = wclients.map((c) => c.deviceId.index);
 async function workerClients(): Promise<void> {
@@ -151,8 +127,8 @@ for (const [name, v] of times) {
 await all("close");
 for (const c of clients) c.destroy();
 const sums = await wclients[0]!.read(wd[0]!, Float32Array);
-const want = data(0);
-for (let i = 1; i < N; i++) sumInto(want, data(i));
+const want = sourceData(n, 0);
+for (let i = 1; i < N; i++) sumInto(want, sourceData(n, i));
 if (sums.some((v, k) => v !== want[k])) throw new Error("worker clients' all-reduce differs from the CPU sum");
 for (const c of wclients) c.destroy();
 await Promise.all(wclients.map((c) => c.ended));
