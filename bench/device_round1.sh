@@ -3,17 +3,7 @@
 # the autotune bench, PyTorch's reference figures and the test suite. Writes
 # everything under $OUT. Used with the device tool:
 #   carry [".device"], command "source .device/setup.sh && bash bench/device_round1.sh"
-set -uo pipefail
-OUT="${OUT:-/tmp/denogpu-out}"
-mkdir -p "$OUT"
-export XDG_RUNTIME_DIR=/tmp/xdg NO_COLOR=1 && mkdir -p "$XDG_RUNTIME_DIR"
-log="$OUT/log.txt"
-step() { echo "== $1 ($(date -u +%T))" >> "$log"; }
-{
-  echo "== date: $(date -u +%FT%TZ)"
-  deno --version | head -1
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
-} > "$log" 2>&1
+source "$(dirname "$0")/_device_log.sh"
 step "torch reference"; timeout 120 python3 bench/torch_ref.py >> "$log" 2>&1
 step "matmul sweep"; timeout 150 deno run --allow-env --allow-write bench/matmul_sweep.ts >> "$log" 2>&1
 step "autotune bench"; timeout 150 deno run --allow-env --allow-read --allow-write bench/autotune_bench.ts >> "$log" 2>&1

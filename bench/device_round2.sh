@@ -5,16 +5,8 @@
 # under $OUT (log.txt). Used with the device tool:
 #   carry [".device"], command "source .device/setup.sh && bash bench/device_round2.sh"
 # PART=a (default) or PART=b (tests both ways, the collective tests).
-set -uo pipefail
-OUT="${OUT:-/tmp/denogpu-out}"
-mkdir -p "$OUT"
-export XDG_RUNTIME_DIR=/tmp/xdg NO_COLOR=1 && mkdir -p "$XDG_RUNTIME_DIR"
-log="$OUT/log.txt"
-step() { echo "== $1 ($(date -u +%T))" >> "$log"; }
+source "$(dirname "$0")/_device_log.sh"
 {
-  echo "== date: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null)"
-  deno --version | head -1
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
   deno eval 'const a = await navigator.gpu.requestAdapter(); const l = a.limits; console.log(JSON.stringify({ maxStorageBufferBindingSize: l.maxStorageBufferBindingSize, maxBufferSize: l.maxBufferSize, minStorageBufferOffsetAlignment: l.minStorageBufferOffsetAlignment, minUniformBufferOffsetAlignment: l.minUniformBufferOffsetAlignment }))'
 } >> "$log" 2>&1
 if [ "${PART:-a}" = a ]; then

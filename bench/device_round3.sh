@@ -6,17 +6,8 @@
 # cycles of worker clients, and the churn ratio. Writes under $OUT (log.txt).
 # Used with the device tool:
 #   carry [".device"], command "source .device/setup.sh && PART=a bash bench/device_round3.sh"
-set -uo pipefail
-OUT="${OUT:-/tmp/denogpu-out}"
-mkdir -p "$OUT"
-export XDG_RUNTIME_DIR=/tmp/xdg NO_COLOR=1 && mkdir -p "$XDG_RUNTIME_DIR"
-log="$OUT/log.txt"
-step() { echo "== $1 ($(date -u +%T))" >> "$log"; }
-{
-  echo "== date: $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null), PART=${PART:-a}"
-  deno --version | head -1
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
-} >> "$log" 2>&1
+HEADER_EXTRA="PART=${PART:-a}"
+source "$(dirname "$0")/_device_log.sh"
 if [ "${PART:-a}" = a ]; then
   step "worker gap"; REPS=3 timeout 120 deno run --allow-env --allow-read --allow-write bench/worker_gap.ts >> "$log" 2>&1
   step "worker encode, 1 buffer"; timeout 60 deno run --allow-env --allow-read bench/worker_encode.ts >> "$log" 2>&1
