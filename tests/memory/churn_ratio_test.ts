@@ -2,14 +2,16 @@
  * Issue 18.3 (memory churn): the default layout fits a workload of mixed
  * sizes on every adapter. The churn pattern of `_churn.ts` runs against the
  * default pools on a fake storage for the limits of several adapters (the
- * ratio depends only on the pools and the limits), five seeds each, as
+ * ratio depends only on the pools and the limits), twenty seeds each, as
  * `bench/churn.ts` runs it through a client.
  *
- * `reserved ÷ peak live` at the end: median at most 1.15 (CubeCL's ladder
- * gives 1.18 at a 128 MiB binding limit and 1.78 at 2 GiB). The reservation's
- * own high-water mark stays within 1.25× the peak: a non-moving allocator
- * cannot go much lower on this pattern (an unbounded first-fit arena ends at
- * 1.16 median), so the end figure also counts pages given back after the peak.
+ * `reserved ÷ peak live` at the end: median at most 1.10 (1.06 measured; it
+ * was 1.15 when empty small pages waited 1,000 reservations before going back,
+ * and CubeCL's ladder gives 1.18 at a 128 MiB binding limit and 1.78 at
+ * 2 GiB), no seed above 1.22. The reservation's own high-water mark stays
+ * within 1.25× the peak: a non-moving allocator cannot go much lower on this
+ * pattern (an unbounded first-fit arena ends at 1.16 median), so the end
+ * figure also counts pages given back after the peak.
  */
 
 import assert from "node:assert/strict";
@@ -20,7 +22,7 @@ import { runChurn } from "./_churn.ts";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
-const SEEDS = [1, 2, 3, 4, 5];
+const SEEDS = Array.from({ length: 20 }, (_, i) => i + 1);
 
 /** `[maxStorageBufferBindingSize, maxBufferSize, what has them]`. */
 const LIMITS: [number, number, string][] = [
@@ -50,7 +52,7 @@ function churnOnFakes(maxPageSize: number, maxBufferSize: number, seed: number) 
 }
 
 for (const [page, buffer, what] of LIMITS) {
-  Deno.test(`the default layout ends the churn within 1.15x of the peak live bytes (median of 5 seeds) with ${what}`, () => {
+  Deno.test(`the default layout ends the churn within 1.10x of the peak live bytes (median of 20 seeds) with ${what}`, () => {
     const end: number[] = [];
     const high: number[] = [];
     for (const seed of SEEDS) {
@@ -61,8 +63,8 @@ for (const [page, buffer, what] of LIMITS) {
     const figures = `end ${end.map((x) => x.toFixed(3)).join(" ")}; high-water ${
       high.map((x) => x.toFixed(3)).join(" ")
     }`;
-    assert.ok(median(end) <= 1.15, figures);
-    assert.ok(Math.max(...end) <= 1.25, figures);
+    assert.ok(median(end) <= 1.10, figures);
+    assert.ok(Math.max(...end) <= 1.22, figures);
     assert.ok(Math.max(...high) <= 1.25, figures);
   });
 }

@@ -85,8 +85,8 @@ Deno.test("the exclusive-pages preset has 24 buckets from 32 KiB to the page lim
 Deno.test("the compact preset (the default) has the same sliced pools at every limit, and an exclusive tail up to the page limit", () => {
   const expected = (maxPage: number) => [
     { kind: "exclusive", maxAllocSize: 0 },
-    { kind: "sliced", pageSize: 1 * MiB, maxSliceSize: 64 * KiB, fit: "best", deallocPeriod: 1000 },
-    { kind: "sliced", pageSize: 2 * MiB, maxSliceSize: 1 * MiB, fit: "best", deallocPeriod: 1000 },
+    { kind: "sliced", pageSize: 1 * MiB, maxSliceSize: 64 * KiB, fit: "best", deallocPeriod: 200 },
+    { kind: "sliced", pageSize: 2 * MiB, maxSliceSize: 1 * MiB, fit: "best", deallocPeriod: 200 },
     { kind: "sliced", pageSize: 16 * MiB, maxSliceSize: 8 * MiB, fit: "best", deallocPeriod: 5000 },
     {
       kind: "exclusive",
