@@ -7,7 +7,8 @@
  * one thread; interleaved in a shuffled order each rep, min, p10 and median.
  * Both raw forms are timed until every device has run its upload. Worker
  * clients (`createClient({ worker: true })`, one device each) run the same
- * `allReduce`: their devices read and write in parallel, this thread sums.
+ * `allReduce`: their devices read and write in parallel, and each worker sums
+ * 1/N of the elements; a fifth variant does the same with `fastReads: true`.
  *
  * Run: `MIB=64 DEVICES=4 REPS=11 deno run --allow-env --allow-read bench/collectives_workers.ts`.
  */
@@ -97,11 +98,27 @@ async function workerClients(): Promise<void> {
   await Promise.all(wclients.map((c) => c.sync()));
 }
 
+// The same with fast reads (`fastReads: true`): the workers' source reads skip Deno's map wait.
+const fclients: WorkerClient[] = [];
+for (let i = 0; i < N; i++) {
+  fclients.push(await createClient({ worker: true, deviceIndex: 2 * N + i, fastReads: true }));
+}
+const fs = fclients.map((c, i) => c.create(sourceData(n, i)));
+const fd = fclients.map((c) => c.empty(bytes));
+const fdevices = fclients.map((c) => c.deviceId.index);
+async function fastWorkerClients(): Promise<void> {
+  await Promise.all(
+    fclients.map((c, i) => c.allReduce(fs[i]!, fd[i]!, { dtype: "f32", devices: fdevices, reduceOn: "host" })),
+  );
+  await Promise.all(fclients.map((c) => c.sync()));
+}
+
 const variants: [string, () => Promise<void>][] = [
   ["raw, one thread (baseline)", oneThread],
   ["raw, one Worker per device", perWorker],
   ["client.allReduce, one thread", runtime],
   ["client.allReduce, worker clients", workerClients],
+  ["worker clients, fastReads", fastWorkerClients],
 ];
 const times = new Map<string, number[]>(variants.map(([k]) => [k, []]));
 for (const [, v] of variants) await v(); // warm-up
@@ -130,6 +147,10 @@ const sums = await wclients[0]!.read(wd[0]!, Float32Array);
 const want = sourceData(n, 0);
 for (let i = 1; i < N; i++) sumInto(want, sourceData(n, i));
 if (sums.some((v, k) => v !== want[k])) throw new Error("worker clients' all-reduce differs from the CPU sum");
-for (const c of wclients) c.destroy();
-await Promise.all(wclients.map((c) => c.ended));
+const fsums = await fclients[0]!.read(fd[0]!, Float32Array);
+if (fsums.some((v, k) => v !== want[k])) {
+  throw new Error("fast-read worker clients' all-reduce differs from the CPU sum");
+}
+for (const c of [...wclients, ...fclients]) c.destroy();
+await Promise.all([...wclients, ...fclients].map((c) => c.ended));
 for (const d of raw) d.destroy();
