@@ -122,7 +122,7 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
     }
     // Every argument is checked once, at the server's door (contract/launch_checks.ts).
     const mode = options === undefined ? "execute" : options.mode ?? "execute";
-    this.#launch.launch(kernel, buffers, info ?? null, x, y, z, indirect, mode, this.stream);
+    this.#launch.launch(kernel, buffers, info ?? null, x, y, z, indirect, mode, this.stream, false);
   }
 
   /**

@@ -45,6 +45,11 @@ export interface CollectiveHost {
     inputs: readonly Uint8Array[],
     reduce: { dtype: ElemType; op: ReduceOperation; from: number; to: number },
   ): Promise<void>;
+  /**
+   * Told that an all-reduce no longer needs the bytes `read` gave it as this
+   * participant's source (`ok`: it succeeded, so nothing reads them any more).
+   */
+  sourceDone?(bytes: Uint8Array, ok: boolean): void;
 }
 
 /**

@@ -53,14 +53,21 @@ export class HostTransfers {
    *
    * @param descriptors What to read; contiguous strides only.
    * @param stream The calling stream.
-   * @returns The bytes of each descriptor. Rejects, never throws: with
+   * @param into Memory to copy each descriptor's bytes into instead of
+   * returning them (a worker's collective reading into shared memory); each
+   * exactly as long as its descriptor.
+   * @returns The bytes of each descriptor (none with `into`). Rejects, never throws: with
    * `IoError` (`unsupported-strides`, `not-found`), `RangeError` or
    * `TypeError` for bad arguments (memory of another server among them),
    * `GraphStateError` while recording,
    * `DeviceLostError` once the device is gone, and `ServerUnhealthyError` when
    * the stream's error queue held errors.
    */
-  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]> {
+  read(
+    descriptors: readonly CopyDescriptor[],
+    stream: StreamId,
+    into: readonly Uint8Array[] | null = null,
+  ): Promise<Uint8Array<ArrayBuffer>[]> {
     try {
       const server = this.#server;
       server.checkAlive();
@@ -75,6 +82,9 @@ export class HostTransfers {
             `read: strides [${d.strides}] are not contiguous for shape [${d.shape}]`,
           );
         }
+        if (into !== null && into[i]?.byteLength !== size) {
+          throw new RangeError(`read[${i}]: ${size} B to read into ${into[i]?.byteLength ?? "no"} B`);
+        }
         return size;
       });
       const s = server.stream(stream);
@@ -84,7 +94,7 @@ export class HostTransfers {
         offset: d.binding.offsetStart,
         size: sizes[i]!,
       }));
-      return this.#ctx.guard(s.read(items));
+      return this.#ctx.guard(s.read(items, into));
     } catch (e) {
       return Promise.reject(e);
     }

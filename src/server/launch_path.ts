@@ -71,7 +71,8 @@ export class LaunchPath {
    * @param stream The launching stream.
    * @param checked True when `checkLaunch` already ran against this server's
    * limits (a worker client checks on the main thread, with the limits its
-   * worker reported): the door is skipped. One body, so the hot path keeps one frame.
+   * worker reported): the door is skipped. One body, so the hot path keeps one frame;
+   * callers pass every argument (no default), so the call's arity always matches.
    */
   launch(
     kernel: Kernel,
@@ -83,7 +84,7 @@ export class LaunchPath {
     indirect: BufferBinding | null,
     mode: LaunchMode,
     stream: StreamId,
-    checked = false,
+    checked: boolean,
   ): void {
     if (!checked) checkLaunch(this.#limits, kernel, buffers, info, x, y, z, indirect, mode);
     if (this.closed !== null) throw this.closed;
@@ -133,9 +134,9 @@ export class LaunchPath {
     const buffers = args === null || typeof args !== "object" ? undefined : args.buffers;
     const info = args?.info ?? null;
     if (count !== null && typeof count === "object" && count.kind === "static") {
-      this.launch(kernel, buffers!, info, count.x, count.y, count.z, null, mode, stream);
+      this.launch(kernel, buffers!, info, count.x, count.y, count.z, null, mode, stream, false);
     } else if (count !== null && typeof count === "object" && count.kind === "dynamic") {
-      this.launch(kernel, buffers!, info, 1, 1, 1, count.binding, mode, stream);
+      this.launch(kernel, buffers!, info, 1, 1, 1, count.binding, mode, stream, false);
     } else {
       badCountForm(kernel, count);
     }

@@ -158,9 +158,8 @@ export class ServerCollectives {
           dtype,
           op,
           site,
-          source: snapshot !== null
-            ? null
-            : tracked.read(() => host.read([whole(src, bytes)], stream)).then((out) => out[0]!),
+          source: snapshot !== null ? null : (source = tracked.read(() => host.read([whole(src, bytes)], stream))
+            .then((out) => out[0]!)),
           deliver: (result) => tracked.write(() => host.write([[whole(dst, bytes), result]], stream)),
           reduceRange: host.reduceRange === undefined
             ? undefined
@@ -176,9 +175,15 @@ export class ServerCollectives {
       },
     };
     let snapshot: Promise<BufferBinding> | null = null;
+    let source: Promise<Uint8Array<ArrayBuffer>> | null = null;
     const outcome = this.#ops.track(tracked, group.joinAllReduce(rank, request));
     // The snapshot is read by the reduction's first step (queued by then) or never: drop it once settled.
-    outcome.catch(() => {}).finally(() => snapshot?.then((b) => b.memory.drop(), () => {}));
+    // The host hears when the source bytes it read are no longer needed.
+    const settled = (ok: boolean) => {
+      snapshot?.then((b) => b.memory.drop(), () => {});
+      source?.then((b) => host.sourceDone?.(b, ok), () => {});
+    };
+    outcome.then(() => settled(true), () => settled(false));
     return outcome;
   }
 

@@ -226,6 +226,14 @@ export class WebGpuServer implements ComputeServer {
     return this.#parts.transfers.read(descriptors, stream);
   }
 
+  /**
+   * `read` into `into` (each as long as its descriptor), a few MiB at a time, with no buffer of the whole size
+   * (how a worker reads a collective's source into shared memory). Rejects as `read` does, or with `RangeError`.
+   */
+  readInto(descriptors: readonly CopyDescriptor[], stream: StreamId, into: readonly Uint8Array[]): Promise<void> {
+    return this.#parts.transfers.read(descriptors, stream, into).then(() => {});
+  }
+
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
     this.#parts.transfers.write(writes, stream);
   }
@@ -273,7 +281,7 @@ export class WebGpuServer implements ComputeServer {
     mode: LaunchMode,
     stream: StreamId,
   ): void {
-    this.#path.launch(kernel, buffers, info, x, y, z, indirect, mode, stream);
+    this.#path.launch(kernel, buffers, info, x, y, z, indirect, mode, stream, false);
   }
 
   flush(stream: StreamId): Promise<void> {

@@ -307,11 +307,15 @@ export class Stream implements QueueHost {
 
   /**
    * Copies ranges into staging buffers and resolves with their bytes after one
-   * completion wait shared by every read requested in the same tick.
+   * completion wait shared by every read requested in the same tick (or, with
+   * `into`, copies them there and resolves with none).
    */
-  read(items: readonly { slice: Slice; offset: number; size: number }[]): Promise<Uint8Array<ArrayBuffer>[]> {
+  read(
+    items: readonly { slice: Slice; offset: number; size: number }[],
+    into: readonly Uint8Array[] | null = null,
+  ): Promise<Uint8Array<ArrayBuffer>[]> {
     this.#ctx.current = this;
-    return this.#reader.read(items);
+    return this.#reader.read(items, into);
   }
 
   /**

@@ -43,6 +43,8 @@ interface Segment {
 }
 
 interface ReadRequest {
+  /** Where each item's bytes are copied instead of being returned (the read then resolves with none). */
+  into: readonly Uint8Array[] | null;
   /** Memory kept alive until the read completes (its copies may run after a release). */
   pinned: ManagedMemory[];
   /** Where each item lands: its segment (null when nothing is copied), byte offset there, and size. */
@@ -80,12 +82,18 @@ export class StreamReader {
    * Encodes copies of `items` and resolves with their bytes.
    *
    * @param items Resolved slices with a byte offset and size inside each.
-   * @returns The bytes of each item, exactly `size` long.
+   * @param into Memory to copy each item's bytes into (as long as the item),
+   * in pieces of at most 4 MiB, instead of returning them: no buffer of the
+   * item's size is made (shared memory that a collective reuses).
+   * @returns The bytes of each item, exactly `size` long; none with `into`.
    */
-  read(items: readonly { slice: Slice; offset: number; size: number }[]): Promise<Uint8Array<ArrayBuffer>[]> {
+  read(
+    items: readonly { slice: Slice; offset: number; size: number }[],
+    into: readonly Uint8Array[] | null = null,
+  ): Promise<Uint8Array<ArrayBuffer>[]> {
     const batch = this.#batch ?? this.#schedule();
     const { promise, resolve, reject } = Promise.withResolvers<Uint8Array<ArrayBuffer>[]>();
-    const request: ReadRequest = { pinned: [], parts: [], resolve, reject };
+    const request: ReadRequest = { into, pinned: [], parts: [], resolve, reject };
     const unpin = () => {
       for (const m of request.pinned) m.unpin();
       request.pinned = [];
@@ -232,8 +240,25 @@ export class StreamReader {
   }
 }
 
-/** The bytes of each part of a read, from its mapped staging buffer. */
+/** Bytes per `getMappedRange` when a read copies into given memory. */
+const INTO_PIECE = 4 << 20;
+
+/** The bytes of each part of a read, from its mapped staging buffer (none when it copies into given memory). */
 function extract(r: ReadRequest): Uint8Array<ArrayBuffer>[] {
+  if (r.into !== null) {
+    const into = r.into;
+    r.parts.forEach((p, i) => {
+      if (p.seg === null) return;
+      const buffer = p.seg.lent.buffer;
+      const dst = into[i]!;
+      // Pieces of a few MiB: Deno copies each mapped range into a fresh buffer, which stays small and warm.
+      for (let done = 0; done < p.size; done += INTO_PIECE) {
+        const n = Math.min(INTO_PIECE, p.size - done);
+        dst.set(new Uint8Array(buffer.getMappedRange(p.at + done, alignUp(n, 4)), 0, n), done);
+      }
+    });
+    return [];
+  }
   return r.parts.map((p) => {
     if (p.seg === null) return new Uint8Array(0);
     const range = p.seg.lent.buffer.getMappedRange(p.at, alignUp(p.size, 4));

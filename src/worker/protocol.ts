@@ -80,6 +80,8 @@ export interface WireDescriptor extends WireBinding {
 export type CallPayload =
   | { readonly method: "flush" | "sync" | "startProfile" | "beginCapture" | "endCapture"; readonly stream: number }
   | { readonly method: "memoryUsage" }
+  /** Answers at once: every record queued before it has run (shared memory they wrote from is free again). */
+  | { readonly method: "fence" }
   | { readonly method: "memoryReport"; readonly stream: number }
   | {
     readonly method: "read";

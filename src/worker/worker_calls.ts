@@ -76,11 +76,11 @@ export async function runCall(
         strides: d.strides,
         elemSize: d.elemSize,
       }));
-      const out = await server.read(descriptors, call.stream);
       if (call.into !== undefined) {
-        new Uint8Array(call.into).set(out[0]!);
+        await server.readInto(descriptors, call.stream, [new Uint8Array(call.into)]);
         return { value: undefined, transfer: [] };
       }
+      const out = await server.read(descriptors, call.stream);
       // Each result moves with its buffer; one that views part of a buffer (which the
       // server may keep, or share between results) is copied first.
       const moved = new Set<ArrayBuffer>();
@@ -114,6 +114,8 @@ export async function runCall(
       if (into.buffer !== range[0]!.buffer) range[0]!.set(into); // an unaligned input was copied first
       return { value: undefined, transfer: [] };
     }
+    case "fence":
+      return { value: undefined, transfer: [] };
     case "stats":
       throw new TypeError("stats: answered by the worker's host");
     case "simulateLoss":

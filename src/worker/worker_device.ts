@@ -36,6 +36,7 @@ import { type ConnectionOptions, WorkerConnection } from "./connection.ts";
 import type { WireBytes, WireDescriptor } from "./protocol.ts";
 import type { RemoteMemory } from "./remote_memory.ts";
 import { WRITE_INLINE_MAX } from "./ring_layout.ts";
+import { sharedBuffers } from "./shared_buffers.ts";
 
 /** Sources of at least this many bytes are read into shared memory (an all-reduce of them splits its reduction). */
 const SHARED_FROM = 256 * 1024;
@@ -93,10 +94,21 @@ class WorkerCollectiveHost implements CollectiveHost {
     const wire = descriptors.map(wireDescriptor);
     const bytes = descriptors.length === 1 ? bytesOfDescriptor(descriptors[0]!) : 0;
     if (bytes < SHARED_FROM) return this.#conn.call({ method: "read", stream, descriptors: wire }).then(bytesOf);
-    // Large sources land in shared memory, where every worker of an all-reduce can reduce its share of them.
-    const into = new SharedArrayBuffer(bytes);
-    return this.#conn.call({ method: "read", stream, descriptors: wire, into })
-      .then(() => [new Uint8Array(into) as unknown as Uint8Array<ArrayBuffer>]);
+    // Large sources land in shared memory, where every worker of an all-reduce can reduce its share of them;
+    // the memory is reused by later all-reduces once nothing holds it (see shared_buffers.ts).
+    const into = sharedBuffers.take(bytes);
+    return this.#conn.call({ method: "read", stream, descriptors: wire, into }).then(
+      () => [new Uint8Array(into) as unknown as Uint8Array<ArrayBuffer>],
+      (e) => {
+        sharedBuffers.forget(into);
+        throw e;
+      },
+    );
+  }
+
+  sourceDone(bytes: Uint8Array, ok: boolean): void {
+    if (ok) sharedBuffers.release(bytes.buffer);
+    else sharedBuffers.forget(bytes.buffer);
   }
 
   reduceRange(
@@ -117,7 +129,14 @@ class WorkerCollectiveHost implements CollectiveHost {
     for (const [d, bytes] of writes) {
       if (bytes.byteLength <= WRITE_INLINE_MAX) this.#conn.write(d.binding, bytes, stream, false);
       else if (bytes.buffer instanceof SharedArrayBuffer) {
+        // Pooled memory stays held until the worker has run the write: a fence queued after it answers then.
+        const buffer = bytes.buffer;
+        sharedBuffers.hold(buffer);
         this.#conn.writeShared(d.binding, bytes as Uint8Array<SharedArrayBuffer>, stream);
+        this.#conn.call({ method: "fence" }).then(
+          () => sharedBuffers.release(buffer),
+          () => sharedBuffers.forget(buffer),
+        );
       } else this.#conn.writeShared(d.binding, sharedCopy(bytes), stream);
     }
   }
@@ -187,6 +206,7 @@ export class WorkerDevice {
         conn.ended.then(() => {
           device.collectives.close(new DeviceLostError(`worker device ${taken} closed`, { reason: "destroyed" }));
           if (opened.get(taken) === opening) opened.delete(taken);
+          if (opened.size === 0) sharedBuffers.clear(); // the last worker device of this thread is gone
         });
         return device;
       },

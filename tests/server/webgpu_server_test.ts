@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { CollectiveError, IoError, ServerUnhealthyError } from "../../mod.ts";
+import type { WebGpuServer } from "../../src/server/webgpu_server.ts";
 import { incKernel, readU32, withClient } from "../_gpu.ts";
 
 Deno.test("read() with non-contiguous strides rejects with IoError unsupported-strides", async () => {
@@ -142,5 +143,24 @@ Deno.test("launch() refuses bad counts, info, bindings and modes at once, and th
     client.launch(incKernel, [1], [x]);
     await client.flush(); // nothing was queued by the refused calls
     assert.deepEqual([...await readU32(client, x)], [12, 12, 12, 12]);
+  });
+});
+
+Deno.test("readInto() copies each descriptor's bytes into the given memory, in pieces, exactly as read() returns them", async () => {
+  await withClient(async (client) => {
+    const server = client.server as unknown as WebGpuServer;
+    // 9 MiB + 6 B: three pieces of at most 4 MiB, the last one not a whole word.
+    const size = 9 * 1024 * 1024 + 6;
+    const bytes = Uint8Array.from({ length: size }, (_, i) => (i * 7 + (i >> 12)) & 255);
+    const h = client.create(bytes);
+    const small = client.create(new Uint8Array([1, 2, 3, 4, 5]));
+    const into = [new Uint8Array(new SharedArrayBuffer(size)), new Uint8Array(5).fill(9)];
+    await server.readInto([h.copyDescriptor([size], [1], 1), small.copyDescriptor([5], [1], 1)], 0, into);
+    assert.deepEqual(into[0], bytes);
+    assert.deepEqual([...into[1]!], [1, 2, 3, 4, 5]);
+    // A length that differs is refused, and nothing is written.
+    const short = new Uint8Array(4);
+    await assert.rejects(() => server.readInto([small.copyDescriptor([5], [1], 1)], 0, [short]), RangeError);
+    assert.deepEqual([...short], [0, 0, 0, 0]);
   });
 });

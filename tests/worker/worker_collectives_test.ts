@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { closeDevices, CollectiveError, createClient, listDevices, WorkerClient } from "../../mod.ts";
+import { sharedBuffers } from "../../src/worker/shared_buffers.ts";
 
 /** Sums of `n` sources of `len` f32 each, source i holding i + 0.5·j at j, rounded to f32 after each addition. */
 function expectedSums(n: number, len: number): number[] {
@@ -67,6 +68,56 @@ Deno.test("three worker clients split a large all-reduce between their threads a
     await closeDevices();
     await Promise.all(clients.map((c) => c.ended));
   }
+});
+
+Deno.test("back-to-back large all-reduces among worker clients reuse their shared memory, and every result matches the CPU", async () => {
+  const clients = await Promise.all([0, 1, 2].map((i) => createClient({ worker: true, deviceIndex: i })));
+  try {
+    const len = 100_000; // 400 KB: read into pooled shared memory
+    const rounds = 4;
+    // Round k, device i: i + 10k + (j % 11). Each round's reads may take the memory the previous round's result
+    // is still being written from, unless that memory is held until the workers ran those writes.
+    const value = (k: number, i: number, j: number) => i + 10 * k + (j % 11);
+    const srcs = clients.map((c, i) =>
+      Array.from({ length: rounds }, (_, k) => c.create(Float32Array.from({ length: len }, (_, j) => value(k, i, j))))
+    );
+    const dsts = clients.map((c) => Array.from({ length: rounds }, () => c.empty(len * 4)));
+    assert.equal(sharedBuffers.freeBytes, 0);
+    for (let k = 0; k < rounds; k++) {
+      // Each round starts once the previous one's results are queued for writing, not yet written.
+      await Promise.all(
+        clients.map((c, i) => c.allReduce(srcs[i]![k]!, dsts[i]![k]!, { dtype: "f32", devices: [0, 1, 2] })),
+      );
+      if (k === 0) {
+        // The sources of ranks 1 and 2 are free again; rank 0's holds the result until every worker wrote it.
+        assert.equal(sharedBuffers.freeBytes, 2 * len * 4, "the result's memory stays held until the writes ran");
+      }
+    }
+    await Promise.all(clients.map((c) => c.syncCollective()));
+    await Promise.all(clients.map((c) => c.sync()));
+    for (const [i, c] of clients.entries()) {
+      for (let k = 0; k < rounds; k++) {
+        const got = await c.read(dsts[i]![k]!, Float32Array);
+        for (let j = 0; j < len; j++) {
+          const want = value(k, 0, j) + value(k, 1, j) + value(k, 2, j);
+          if (got[j] !== want) assert.fail(`device ${i}, round ${k}, element ${j}: ${got[j]}, want ${want}`);
+        }
+      }
+    }
+    // Once every write ran, the sources' memory waits for the next all-reduce of their size.
+    const pooled = sharedBuffers.freeBytes;
+    assert.ok(pooled >= 3 * len * 4 && pooled <= rounds * 3 * len * 4, `${pooled} B pooled`);
+    clients.forEach((c, i) => void c.allReduce(dsts[i]![0]!, dsts[i]![0]!, { dtype: "f32", devices: [0, 1, 2] }));
+    await Promise.all(clients.map((c) => c.syncCollective()));
+    await Promise.all(clients.map((c) => c.sync()));
+    assert.equal(sharedBuffers.freeBytes, pooled, "the next all-reduce of that size took pooled memory");
+    const again = await clients[1]!.read(dsts[1]![0]!, Float32Array);
+    assert.equal(again[5], 3 * (value(0, 0, 5) + value(0, 1, 5) + value(0, 2, 5)));
+  } finally {
+    await closeDevices();
+    await Promise.all(clients.map((c) => c.ended));
+  }
+  assert.equal(sharedBuffers.freeBytes, 0, "closing the last worker device lets the pooled memory go");
 });
 
 Deno.test("a large all-reduce mixing worker and main-thread clients reduces on this thread and writes every device", async () => {
