@@ -65,16 +65,20 @@ export class CollectiveGroup {
   readonly sites: SitePicker = new SitePicker();
   #channels = new Map<string, Channel>();
   #closed: CollectiveError | null = null;
+  /** True when a member reduces on the host only: every all-reduce of the group reduces on the host. */
+  #hostOnly: boolean;
 
   /**
    * Creates the communicator.
    *
    * @param key The key of the sorted set.
    * @param devices The devices, sorted.
+   * @param options `hostOnly`: a member reduces on the host only (a worker client's device).
    */
-  constructor(key: string, devices: readonly DeviceId[]) {
+  constructor(key: string, devices: readonly DeviceId[], options: { hostOnly?: boolean } = {}) {
     this.key = key;
     this.devices = devices;
+    this.#hostOnly = options.hostOnly ?? false;
   }
 
   /**
@@ -166,7 +170,7 @@ export class CollectiveGroup {
         index,
         signature: request.signature,
         what: request.what,
-        site: request.site === undefined ? "host" : this.sites.pick(request.site, devices.length),
+        site: request.site === undefined || this.#hostOnly ? "host" : this.sites.pick(request.site, devices.length),
         bytes: request.site?.bytes ?? 0,
         joined: devices.map(() => undefined),
         count: 0,

@@ -24,6 +24,8 @@ export interface DirectoryEntry {
   readonly owner: object;
   /** Its adapter's description, for listings. */
   readonly description: string;
+  /** True when its collectives reduce on the host only (a worker client's device): its groups never reduce on a device. */
+  readonly hostOnly?: boolean;
 }
 
 /** The devices of this thread and their communicators. */
@@ -178,7 +180,8 @@ export class DeviceDirectory {
     }
     let group = this.#groups.get(key);
     if (group === undefined) {
-      group = new CollectiveGroup(key, sorted);
+      const hostOnly = sorted.some((d) => this.#open.get(deviceName(d))!.hostOnly === true);
+      group = new CollectiveGroup(key, sorted, { hostOnly });
       this.#groups.set(key, group);
     }
     const rank = group.rank(caller);

@@ -85,7 +85,12 @@ export class ServerCollectives {
     const index = device.owned ? device.index ?? directory.take() : directory.nextExisting();
     this.identity = { kind, index };
     this.deviceId = toDeviceId(this.identity);
-    directory.register({ id: this.deviceId, owner: host, description: host.properties.identity.description });
+    directory.register({
+      id: this.deviceId,
+      owner: host,
+      description: host.properties.identity.description,
+      hostOnly: this.#hostOnly,
+    });
   }
 
   /**

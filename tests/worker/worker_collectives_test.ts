@@ -138,6 +138,35 @@ Deno.test("a large all-reduce mixing worker and main-thread clients reduces on t
   }
 });
 
+Deno.test("a mixed group with auto reduces on the host even where a main-thread client alone would pick its device", async () => {
+  const w0 = await createClient({ worker: true, deviceIndex: 0 });
+  const m1 = await createClient({ deviceIndex: 1 });
+  try {
+    // 4 MiB per participant: the size from which auto measures both sites (host first, then device). The
+    // main-thread client joins each slot first, so its choice would fix the site; rank 0, a worker, has no device
+    // reduction.
+    const len = (4 << 20) / 4;
+    for (let round = 0; round < 3; round++) {
+      const big = [w0, m1].map((c, i) => c.create(new Float32Array(len).fill(i + 1 + round)));
+      const calls = [
+        m1.allReduce(big[1]!, big[1]!, { dtype: "f32", devices: [0, 1] }),
+        w0.allReduce(big[0]!, big[0]!, { dtype: "f32", devices: [0, 1] }),
+      ];
+      await Promise.all(calls);
+      for (const [i, c] of [w0, m1].entries()) {
+        const got = await c.read(big[i]!, Float32Array);
+        const want = 2 * round + 3;
+        if (got[0] !== want || got[len - 1] !== want) {
+          assert.fail(`round ${round}, device ${i}: ${got[0]}, want ${want}`);
+        }
+      }
+    }
+  } finally {
+    await closeDevices();
+    await w0.ended;
+  }
+});
+
 Deno.test("worker clients' all-reduce with auto reduces on the host; work launched after the sync sees the result", async () => {
   const a = await createClient({ worker: true, deviceIndex: 0 });
   const b = await createClient({ worker: true, deviceIndex: 1 });
