@@ -85,40 +85,33 @@ async function runtime(): Promise<void> {
   await Promise.all(clients.map((c) => c.sync()));
 }
 
-// Worker clients, one device (and Worker) each: they read and write in parallel, this thread sums.
-const wclients: WorkerClient[] = [];
-for (let i = 0; i < N; i++) wclients.push(await createClient({ worker: true, deviceIndex: N + i }));
-const ws = wclients.map((c, i) => c.create(sourceData(n, i)));
-const wd = wclients.map((c) => c.empty(bytes));
-const wdevices = wclients.map((c) => c.deviceId.index);
-async function workerClients(): Promise<void> {
-  await Promise.all(
-    wclients.map((c, i) => c.allReduce(ws[i]!, wd[i]!, { dtype: "f32", devices: wdevices, reduceOn: "host" })),
-  );
-  await Promise.all(wclients.map((c) => c.sync()));
+/** N worker clients from logical device `first` on, each holding its source and destination, and their all-reduce. */
+async function workerGroup(first: number, fastReads: boolean) {
+  const clients: WorkerClient[] = [];
+  for (let i = 0; i < N; i++) clients.push(await createClient({ worker: true, deviceIndex: first + i, fastReads }));
+  const src = clients.map((c, i) => c.create(sourceData(n, i)));
+  const dst = clients.map((c) => c.empty(bytes));
+  const devices = clients.map((c) => c.deviceId.index);
+  const run = async (): Promise<void> => {
+    await Promise.all(
+      clients.map((c, i) => c.allReduce(src[i]!, dst[i]!, { dtype: "f32", devices, reduceOn: "host" })),
+    );
+    await Promise.all(clients.map((c) => c.sync()));
+  };
+  return { clients, dst, run };
 }
 
-// The same with fast reads (`fastReads: true`): the workers' source reads skip Deno's map wait.
-const fclients: WorkerClient[] = [];
-for (let i = 0; i < N; i++) {
-  fclients.push(await createClient({ worker: true, deviceIndex: 2 * N + i, fastReads: true }));
-}
-const fs = fclients.map((c, i) => c.create(sourceData(n, i)));
-const fd = fclients.map((c) => c.empty(bytes));
-const fdevices = fclients.map((c) => c.deviceId.index);
-async function fastWorkerClients(): Promise<void> {
-  await Promise.all(
-    fclients.map((c, i) => c.allReduce(fs[i]!, fd[i]!, { dtype: "f32", devices: fdevices, reduceOn: "host" })),
-  );
-  await Promise.all(fclients.map((c) => c.sync()));
-}
+// Worker clients, one device (and Worker) each: they read and write in parallel, each worker sums 1/N; then the
+// same with fast reads (`fastReads: true`): the workers' source reads skip Deno's map wait.
+const plain = await workerGroup(N, false);
+const fast = await workerGroup(2 * N, true);
 
 const variants: [string, () => Promise<void>][] = [
   ["raw, one thread (baseline)", oneThread],
   ["raw, one Worker per device", perWorker],
   ["client.allReduce, one thread", runtime],
-  ["client.allReduce, worker clients", workerClients],
-  ["worker clients, fastReads", fastWorkerClients],
+  ["client.allReduce, worker clients", plain.run],
+  ["worker clients, fastReads", fast.run],
 ];
 const times = new Map<string, number[]>(variants.map(([k]) => [k, []]));
 for (const [, v] of variants) await v(); // warm-up
@@ -143,14 +136,13 @@ for (const [name, v] of times) {
 }
 await all("close");
 for (const c of clients) c.destroy();
-const sums = await wclients[0]!.read(wd[0]!, Float32Array);
 const want = sourceData(n, 0);
 for (let i = 1; i < N; i++) sumInto(want, sourceData(n, i));
-if (sums.some((v, k) => v !== want[k])) throw new Error("worker clients' all-reduce differs from the CPU sum");
-const fsums = await fclients[0]!.read(fd[0]!, Float32Array);
-if (fsums.some((v, k) => v !== want[k])) {
-  throw new Error("fast-read worker clients' all-reduce differs from the CPU sum");
+for (const [name, group] of [["worker clients", plain], ["fast-read worker clients", fast]] as const) {
+  const sums = await group.clients[0]!.read(group.dst[0]!, Float32Array);
+  if (sums.some((v, k) => v !== want[k])) throw new Error(`${name}' all-reduce differs from the CPU sum`);
 }
-for (const c of [...wclients, ...fclients]) c.destroy();
-await Promise.all([...wclients, ...fclients].map((c) => c.ended));
+const ended = [...plain.clients, ...fast.clients];
+for (const c of ended) c.destroy();
+await Promise.all(ended.map((c) => c.ended));
 for (const d of raw) d.destroy();
