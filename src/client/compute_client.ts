@@ -10,15 +10,15 @@
  */
 
 import type { ProfilingToken, StreamId } from "../ids.ts";
-import type { Handle } from "../contract/handle.ts";
+import { Handle } from "../contract/handle.ts";
 import type { Kernel } from "../contract/kernel.ts";
-import type { CubeCount, InfoWords, LaunchMode, ProfileDuration } from "../contract/types.ts";
+import { badCountForm } from "../contract/launch_checks.ts";
+import type { BufferBinding, CubeCount, InfoWords, LaunchMode, ProfileDuration } from "../contract/types.ts";
 import { ServerError } from "../errors.ts";
 import { captureSection, profileSection } from "./_sections.ts";
 import { CollectiveClient } from "./collective_client.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
 import { Graph } from "./graph_handle.ts";
-import { spreadCount } from "./_launch_count.ts";
 import type { LaunchPath } from "../server/launch_path.ts";
 import type { JsonValue, TunableSet } from "../tune/tunable_set.ts";
 import type { TuneOptions } from "../tune/tuner.ts";
@@ -96,7 +96,30 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
     info?: InfoWords,
     options?: { mode?: LaunchMode },
   ): void {
-    const { x, y, z, indirect } = spreadCount(kernel, count);
+    let x = 1;
+    let y = 1;
+    let z = 1;
+    let indirect: BufferBinding | null = null;
+    if (Array.isArray(count)) {
+      const n = count.length;
+      if (n < 1 || n > 3) badCountForm(kernel, count);
+      x = count[0]!;
+      if (n > 1) {
+        y = count[1]!;
+        if (n > 2) z = count[2]!;
+      }
+    } else if (count instanceof Handle) {
+      indirect = count;
+    } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "static") {
+      const c = count as { x: number; y: number; z: number };
+      x = c.x;
+      y = c.y;
+      z = c.z;
+    } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "dynamic") {
+      indirect = (count as { binding: BufferBinding }).binding;
+    } else {
+      badCountForm(kernel, count);
+    }
     // Every argument is checked once, at the server's door (contract/launch_checks.ts).
     const mode = options === undefined ? "execute" : options.mode ?? "execute";
     this.#launch.launch(kernel, buffers, info ?? null, x, y, z, indirect, mode, this.stream, false);

@@ -14,10 +14,10 @@
  * @module
  */
 
-import type { Handle } from "../contract/handle.ts";
+import { Handle } from "../contract/handle.ts";
 import type { Kernel } from "../contract/kernel.ts";
-import { checkLaunch } from "../contract/launch_checks.ts";
-import type { CubeCount, InfoWords, LaunchMode, ProfileDuration } from "../contract/types.ts";
+import { badCountForm, checkLaunch } from "../contract/launch_checks.ts";
+import type { BufferBinding, CubeCount, InfoWords, LaunchMode, ProfileDuration } from "../contract/types.ts";
 import { ServerError } from "../errors.ts";
 import type { ProfilingToken, StreamId } from "../ids.ts";
 import type { ServerOptions } from "../server/server_options.ts";
@@ -26,7 +26,6 @@ import { WorkerDevice } from "../worker/worker_device.ts";
 import { captureOn, endProfileOn, profileOn } from "./_worker_sections.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
 import { Graph } from "./graph_handle.ts";
-import { spreadCount } from "./_launch_count.ts";
 import { WorkerCollectiveClient } from "./worker_collective_client.ts";
 import type { JsonValue, TunableSet } from "../tune/tunable_set.ts";
 import type { TuneOptions } from "../tune/tuner.ts";
@@ -141,7 +140,30 @@ export class WorkerClient extends WorkerCollectiveClient implements Disposable, 
     info?: InfoWords,
     options?: { mode?: LaunchMode },
   ): void {
-    const { x, y, z, indirect } = spreadCount(kernel, count);
+    let x = 1;
+    let y = 1;
+    let z = 1;
+    let indirect: BufferBinding | null = null;
+    if (Array.isArray(count)) {
+      const n = count.length;
+      if (n < 1 || n > 3) badCountForm(kernel, count);
+      x = count[0]!;
+      if (n > 1) {
+        y = count[1]!;
+        if (n > 2) z = count[2]!;
+      }
+    } else if (count instanceof Handle) {
+      indirect = count;
+    } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "static") {
+      const c = count as { x: number; y: number; z: number };
+      x = c.x;
+      y = c.y;
+      z = c.z;
+    } else if (count !== null && typeof count === "object" && (count as CubeCount).kind === "dynamic") {
+      indirect = (count as { binding: BufferBinding }).binding;
+    } else {
+      badCountForm(kernel, count);
+    }
     const mode = options === undefined ? "execute" : options.mode ?? "execute";
     const conn = this.connection;
     const words = info ?? null;
