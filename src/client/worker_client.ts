@@ -140,6 +140,8 @@ export class WorkerClient extends WorkerCollectiveClient implements Disposable, 
     info?: InfoWords,
     options?: { mode?: LaunchMode },
   ): void {
+    // The count is taken apart here and in ComputeClient.launch alike: a shared helper filling a scratch object
+    // read 3-6% slower per launch on the H200 (bench/RESULTS.md, run 31).
     let x = 1;
     let y = 1;
     let z = 1;
