@@ -97,7 +97,9 @@ export type PoolConfig =
     /**
      * Reservations a page may stay entirely free before it is given back
      * (checked every fifth of the period); omitted keeps pages until an
-     * explicit cleanup, as CubeCL does.
+     * explicit cleanup, as CubeCL does. A pool that keeps making pages soon
+     * after giving some back (a loop whose quiet phase outlasts the period)
+     * doubles its wait, up to 32 times the period.
      */
     deallocPeriod?: number;
   }

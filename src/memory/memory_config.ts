@@ -49,9 +49,11 @@ function period(size: number): number {
  * adds to the reservation small, and pages that empty are given back (at a
  * re-creation cost of one `createBuffer`, which a page used at least that
  * often never pays). The small pools give an empty page back after 200
- * reservations: on the churn of issue 18 over 40 seeds that ends at 1.06×
- * the peak live bytes (median) against 1.13× at 1,000, for about 6 more
- * `createBuffer` calls per 10,000 operations (`tests/memory/churn_ratio_test.ts`).
+ * reservations (a wait that grows while given-back pages keep being needed
+ * again, so steady loops keep theirs): on the churn of issue 18 over 40
+ * seeds that ends at 1.06× the peak live bytes (median) against 1.13× at a
+ * fixed 1,000, for about 6 more `createBuffer` calls per 10,000 operations
+ * (`tests/memory/churn_ratio_test.ts`).
  */
 const COMPACT_RUNGS: readonly (readonly [page: number, maxSlice: number, idle: number])[] = [
   [1 * MiB, 64 * 1024, 200],

@@ -10,6 +10,10 @@
  * page that stays entirely free while that many reservations of its manager go
  * by is given back (CubeCL's sliced pools keep every page until an explicit
  * cleanup); a page that some reservation uses at least that often is kept.
+ * A pool that keeps making pages soon after giving some back (a loop whose
+ * quiet phase outlasts the wait) doubles its wait, up to 32 times the
+ * period: a steady loop stops creating buffers after a few rounds, while a
+ * random churn keeps the short wait and its small reservation.
  *
  * @module
  */
@@ -36,9 +40,20 @@ export interface SlicedPoolOptions {
   maxPoolSize?: number;
   /** Where a reservation goes among the free slices. @default "first" */
   fit?: SliceFit;
-  /** Reservations a page may stay entirely free before it is given back; absent keeps pages. */
+  /**
+   * Reservations a page may stay entirely free before it is given back
+   * (the wait doubles, up to 32 times, while given-back pages keep being
+   * needed again); absent keeps pages.
+   */
   deallocPeriod?: number;
 }
+
+/** Pages made soon after a give-back that double the wait (a loop re-taking what it gave back). */
+const REGROWTH_EVENTS = 16;
+/** "Soon": within this many times the current wait of the latest give-back. */
+const REGROWTH_WINDOW = 16;
+/** The wait grows to at most this many times `deallocPeriod`. */
+const WAIT_GROWTH_MAX = 32;
 
 /** Most pages a sliced pool may hold (the configuration check uses it too). */
 export const MAX_SLICED_POOL_PAGES = 65535;
@@ -51,7 +66,14 @@ export class SlicedPool implements MemoryPool {
   #maxPages: number;
   #cap: number | undefined;
   #fit: SliceFit;
+  /** `deallocPeriod` as configured. */
   #period: number | undefined;
+  /** The wait now: the period, doubled each time pages came back soon after a give-back (see `alloc`). */
+  #wait = 0;
+  /** The clock at the latest idle give-back. */
+  #gaveBackAt = -Infinity;
+  /** Pages made soon after a give-back since the wait last grew. */
+  #regrowths = 0;
   /** The manager's reservation count at the latest cleanup: the pool's clock. */
   #now = 0;
   #sweptAt = -1;
@@ -85,6 +107,7 @@ export class SlicedPool implements MemoryPool {
       : Math.min(MAX_SLICED_POOL_PAGES, Math.floor(this.#cap / page));
     this.#fit = options.fit ?? "first";
     this.#period = options.deallocPeriod;
+    this.#wait = options.deallocPeriod ?? 0;
   }
 
   get shape(): PoolShape {
@@ -152,6 +175,13 @@ export class SlicedPool implements MemoryPool {
         { size, capacity, inUse },
       );
     }
+    if (
+      this.#period !== undefined && this.#now - this.#gaveBackAt <= REGROWTH_WINDOW * this.#wait &&
+      ++this.#regrowths >= REGROWTH_EVENTS
+    ) {
+      this.#regrowths = 0;
+      this.#wait = Math.min(2 * this.#wait, WAIT_GROWTH_MAX * this.#period);
+    }
     const page = this.#pages.add(this.#pageSize, lazy);
     const padding = paddingFor(size, this.#pages.alignment);
     if (page.slices[0]!.effectiveSize < size + padding) {
@@ -199,7 +229,7 @@ export class SlicedPool implements MemoryPool {
       if (this.#fit === "best") this.#reindex();
       return;
     }
-    const period = this.#period;
+    const period = this.#period === undefined ? undefined : this.#wait;
     if (period === undefined || reservations === this.#sweptAt) return;
     if (reservations % Math.max(1, Math.floor(period / 5)) !== 0) return;
     this.#sweptAt = reservations;
@@ -213,7 +243,14 @@ export class SlicedPool implements MemoryPool {
       this.#busyAt.delete(page);
       return true;
     });
-    if (this.#fit === "best" && this.#pages.count !== before) this.#reindex();
+    if (this.#pages.count === before) return;
+    this.#gaveBackAt = reservations;
+    if (this.#fit === "best") this.#reindex();
+  }
+
+  /** Reservations a free page waits now before it is given back (the period, grown by re-taken pages); 0 without one. */
+  get wait(): number {
+    return this.#wait;
   }
 }
 

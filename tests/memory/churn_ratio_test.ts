@@ -5,20 +5,23 @@
  * ratio depends only on the pools and the limits), twenty seeds each, as
  * `bench/churn.ts` runs it through a client.
  *
- * `reserved ÷ peak live` at the end: median at most 1.10 (1.06 measured; it
+ * `reserved ÷ peak live` at the end: median at most 1.12 (1.10 measured; it
  * was 1.15 when empty small pages waited 1,000 reservations before going back,
  * and CubeCL's ladder gives 1.18 at a 128 MiB binding limit and 1.78 at
  * 2 GiB), no seed above 1.22. The reservation's own high-water mark stays
  * within 1.25× the peak: a non-moving allocator cannot go much lower on this
  * pattern (an unbounded first-fit arena ends at 1.16 median), so the end
  * figure also counts pages given back after the peak.
+ *
+ * The short wait must not cost a steady loop its zero-`createBuffer` state:
+ * a loop whose quiet phase outlasts the wait makes the pools wait longer.
  */
 
 import assert from "node:assert/strict";
 import { resolveMemoryConfiguration } from "../../src/memory/memory_config.ts";
 import { MemoryManager } from "../../src/memory/memory_manager.ts";
 import { FakeStorage } from "../_fakes.ts";
-import { runChurn } from "./_churn.ts";
+import { churnRng, runChurn } from "./_churn.ts";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -52,7 +55,7 @@ function churnOnFakes(maxPageSize: number, maxBufferSize: number, seed: number) 
 }
 
 for (const [page, buffer, what] of LIMITS) {
-  Deno.test(`the default layout ends the churn within 1.10x of the peak live bytes (median of 20 seeds) with ${what}`, () => {
+  Deno.test(`the default layout ends the churn within 1.12x of the peak live bytes (median of 20 seeds) with ${what}`, () => {
     const end: number[] = [];
     const high: number[] = [];
     for (const seed of SEEDS) {
@@ -63,7 +66,7 @@ for (const [page, buffer, what] of LIMITS) {
     const figures = `end ${end.map((x) => x.toFixed(3)).join(" ")}; high-water ${
       high.map((x) => x.toFixed(3)).join(" ")
     }`;
-    assert.ok(median(end) <= 1.10, figures);
+    assert.ok(median(end) <= 1.12, figures);
     assert.ok(Math.max(...end) <= 1.22, figures);
     assert.ok(Math.max(...high) <= 1.25, figures);
   });
@@ -80,4 +83,38 @@ Deno.test("after the churn, releasing everything and a cleanup give every page b
   run.mm.cleanup(true);
   assert.deepEqual(run.mm.usage(), { numberAllocs: 0, bytesInUse: 0, bytesPadding: 0, bytesReserved: 0 });
   assert.equal(run.storage.liveBuffers, 0);
+});
+
+Deno.test("a training-like loop whose quiet phase outlasts the page wait stops creating buffers after a few rounds", () => {
+  const storage = new FakeStorage(256);
+  const pools = resolveMemoryConfiguration("compact", {
+    maxPageSize: 128 * MiB,
+    maxBufferSize: 256 * MiB,
+    alignment: 256,
+  });
+  const mm = new MemoryManager(storage, { pools, label: "loop" });
+  const r = churnRng(7);
+  // Per round: 100 activations of 4 KiB-1 MiB kept through a forward pass (two temporaries each), released in a
+  // backward pass that takes a gradient of each, then 300 small optimizer temporaries: about 600 reservations in
+  // which the activations' pages stand empty, three times the compact pools' 200-reservation wait.
+  const sizes = Array.from({ length: 100 }, () => 4096 + Math.floor(r() * (MiB - 4096)));
+  const small = Array.from({ length: 300 }, () => 1024 + Math.floor(r() * 60_000));
+  const made: number[] = [];
+  for (let round = 0; round < 10; round++) {
+    const before = storage.allocations.length;
+    const kept = sizes.map((s) => {
+      for (let t = 0; t < 2; t++) mm.reserve(s).drop();
+      return mm.reserve(s);
+    });
+    for (let i = kept.length - 1; i >= 0; i--) {
+      const grad = mm.reserve(sizes[i]!);
+      kept[i]!.drop();
+      grad.drop();
+    }
+    for (const s of small) mm.reserve(s).drop();
+    made.push(storage.allocations.length - before);
+  }
+  // Pages given back in the quiet phase and made again in the next forward pass grow the wait past the phase.
+  assert.ok(made.slice(0, 2).every((n) => n > 0), `buffers made per round: ${made.join(", ")}`);
+  assert.deepEqual(made.slice(5), [0, 0, 0, 0, 0], `buffers made per round: ${made.join(", ")}`);
 });
