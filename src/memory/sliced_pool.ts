@@ -247,11 +247,6 @@ export class SlicedPool implements MemoryPool {
     this.#gaveBackAt = reservations;
     if (this.#fit === "best") this.#reindex();
   }
-
-  /** Reservations a free page waits now before it is given back (the period, grown by re-taken pages); 0 without one. */
-  get wait(): number {
-    return this.#wait;
-  }
 }
 
 /** Index of the first free slice of at least `need` bytes, or -1. */
