@@ -150,7 +150,7 @@ export class ServerCollectives {
     const request: JoinRequest = {
       signature: `allReduce ${dtype} ${op} ${bytes} B, reduceOn ${reduceOn}`,
       what: `allReduce of ${bytes} B ${dtype} ${op} over ${group.key}`,
-      site: { reduceOn: this.#hostOnly ? "host" : reduceOn, bytes, dtype },
+      site: { reduceOn, bytes, dtype }, // a group with a host-only member reduces on the host (its directory entry)
       timeoutMs,
       signal,
       begin: (site) => {
