@@ -229,8 +229,8 @@ export class SlicedPool implements MemoryPool {
       if (this.#fit === "best") this.#reindex();
       return;
     }
-    const period = this.#period === undefined ? undefined : this.#wait;
-    if (period === undefined || reservations === this.#sweptAt) return;
+    if (this.#period === undefined || reservations === this.#sweptAt) return;
+    const period = this.#wait;
     if (reservations % Math.max(1, Math.floor(period / 5)) !== 0) return;
     this.#sweptAt = reservations;
     const before = this.#pages.count;
