@@ -10,7 +10,7 @@
  */
 
 import type { Handle } from "../contract/handle.ts";
-import { checkHandle, checkSize } from "../contract/handle_checks.ts";
+import { checkHandle, checkSize, checkStagingSizes } from "../contract/handle_checks.ts";
 import { checkDescriptor } from "../contract/descriptors.ts";
 import type {
   MemoryAllocationMode,
@@ -20,13 +20,11 @@ import type {
   MemoryUsage,
 } from "../contract/memory_types.ts";
 import type { DeviceProperties, ManagedResource } from "../contract/types.ts";
-import { ResourceLimitError, UnsupportedError } from "../errors.ts";
+import { UnsupportedError } from "../errors.ts";
 import { checkStreamId, type StreamId } from "../ids.ts";
 import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
 import type { WorkerConnection } from "../worker/connection.ts";
-import { bytesOf, type WorkerDevice } from "../worker/worker_device.ts";
-import type { WireDescriptor } from "../worker/protocol.ts";
-import type { RemoteMemory } from "../worker/remote_memory.ts";
+import { bytesOf, wireDescriptor, type WorkerDevice } from "../worker/worker_device.ts";
 import { asTyped, countBytes, elementSize } from "./_data.ts";
 import { allocTensors, checkTensorEntries, planTensors, type TensorPlanner } from "./_tensors.ts";
 import { type HostData, type Tensor, toBytes, type TypedArrayType } from "./client_types.ts";
@@ -188,12 +186,10 @@ export class WorkerMemoryClient {
     try {
       if (!Array.isArray(handles)) throw new TypeError("readMany: handles must be an array of Handle");
       let size = 1;
-      const descriptors: WireDescriptor[] = handles.map((given, i) => {
+      const descriptors = handles.map((given, i) => {
         const h = checkHandle(this.#conn, given, `readMany[${i}]`);
         size = elementSize(type, h.sizeInUse, `readMany[${i}]`);
-        const { offsetStart, offsetEnd } = h;
-        const slot = (h.memory as RemoteMemory).slot;
-        return { slot, offsetStart, offsetEnd, shape: [h.sizeInUse], strides: [1], elemSize: 1 };
+        return wireDescriptor(h.copyDescriptor([h.sizeInUse], [1], 1));
       });
       return this.#conn.call({ method: "read", stream: this.stream, descriptors })
         .then((out) => bytesOf(out).map((b) => asTyped(b, type, size)));
@@ -228,7 +224,7 @@ export class WorkerMemoryClient {
     const tensors = allocTensors((size) => this.empty(size), descriptors, plan);
     // Entries may share one staging view's buffer: every write copies, then the views go back.
     bytes.forEach((b, i) => this.#conn.write(tensors[i]!.handle, b, this.stream, false));
-    for (const b of bytes) if (this.#conn.staging.owns(b)) this.#conn.staging.recycle(b);
+    for (const b of bytes) this.#conn.staging.recycle(b); // only views it lent
     return tensors;
   }
 
@@ -244,16 +240,7 @@ export class WorkerMemoryClient {
       const h = checkHandle(this.#conn, tensor?.handle, "readTensor");
       const d = h.copyDescriptor(tensor.shape, tensor.strides, tensor.elemSize);
       const size = elementSize(type, checkDescriptor(d, "readTensor"), "readTensor");
-      const { offsetStart, offsetEnd } = h;
-      const descriptors: WireDescriptor[] = [{
-        slot: (h.memory as RemoteMemory).slot,
-        offsetStart,
-        offsetEnd,
-        shape: [...d.shape],
-        strides: [...d.strides],
-        elemSize: d.elemSize,
-      }];
-      return this.#conn.call({ method: "read", stream: this.stream, descriptors })
+      return this.#conn.call({ method: "read", stream: this.stream, descriptors: [wireDescriptor(d)] })
         .then((out) => asTyped(bytesOf(out)[0]!, type, size));
     } catch (e) {
       return Promise.reject(e);
@@ -270,15 +257,7 @@ export class WorkerMemoryClient {
    */
   staging(sizes: readonly number[]): Uint8Array[] {
     this.#conn.checkAlive();
-    if (!Array.isArray(sizes)) throw new TypeError("staging: sizes must be an array of byte counts");
-    const max = this.#conn.properties.memory.maxBufferSize;
-    for (const size of sizes) {
-      if (!Number.isSafeInteger(size) || size < 0) {
-        throw new RangeError(`staging: sizes must be non-negative integers, got ${size}`);
-      }
-      if (size > max) throw new ResourceLimitError("buffer-size", "staging", [size], [max], "maxBufferSize");
-    }
-    return this.#conn.staging.lend(sizes);
+    return this.#conn.staging.lend(checkStagingSizes(sizes, this.#conn.properties.memory.maxBufferSize));
   }
 
   /**

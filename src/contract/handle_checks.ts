@@ -53,6 +53,31 @@ export function checkSize(server: { readonly properties: DeviceProperties }, siz
 }
 
 /**
+ * Checks the sizes `staging(sizes)` lends (both clients): an array of byte
+ * counts, none above `maxBufferSize` (create and write move at most that many
+ * bytes, so nothing larger could be written).
+ *
+ * @param sizes The value given.
+ * @param maxBufferSize The device's `maxBufferSize`.
+ * @returns The sizes.
+ * @throws {TypeError} When `sizes` is not an array.
+ * @throws {RangeError} For a size that is not a non-negative integer.
+ * @throws {ResourceLimitError} For a size above `maxBufferSize`.
+ */
+export function checkStagingSizes(sizes: unknown, maxBufferSize: number): readonly number[] {
+  if (!Array.isArray(sizes)) throw new TypeError("staging: sizes must be an array of byte counts");
+  for (const size of sizes) {
+    if (!Number.isSafeInteger(size) || size < 0) {
+      throw new RangeError(`staging: sizes must be non-negative integers, got ${size}`);
+    }
+    if (size > maxBufferSize) {
+      throw new ResourceLimitError("buffer-size", "staging", [size], [maxBufferSize], "maxBufferSize");
+    }
+  }
+  return sizes;
+}
+
+/**
  * Checks one tensor layout descriptor: an object with a valid shape and
  * element size whose byte count is a safe integer, and a known strategy.
  *

@@ -6,7 +6,9 @@
  * allocations. `lend(sizes)` hands out views over pooled, already-touched
  * `ArrayBuffer`s; writing such a view with `write`/`create` gives its buffer
  * back to the pool (the view is detached: ownership moved to the runtime, as a
- * Rust `Bytes` would be moved), so a loop of uploads allocates nothing.
+ * Rust `Bytes` would be moved), so a loop of uploads allocates nothing. A
+ * worker client's pool lives on the main thread: its Worker hands each
+ * buffer back after the write (`adopt`).
  *
  * @module
  */
@@ -68,7 +70,17 @@ export class HostStagingPool {
   recycle(view: ArrayBufferView): void {
     const old = view.buffer as ArrayBuffer;
     if (!this.#ours.has(old) || old.detached) return;
-    const buffer = old.transfer();
+    this.adopt(old.transfer());
+  }
+
+  /**
+   * Pools a lent buffer that comes back another way: a worker client moves
+   * a staging view's buffer to its Worker with the write, and the Worker
+   * hands it back afterwards.
+   *
+   * @param buffer The buffer (a power-of-two size class, as `lend` makes them).
+   */
+  adopt(buffer: ArrayBuffer): void {
     this.#ours.add(buffer);
     let list = this.#free.get(buffer.byteLength);
     if (list === undefined) this.#free.set(buffer.byteLength, list = []);

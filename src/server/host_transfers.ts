@@ -7,12 +7,13 @@
  * @module
  */
 
-import { GraphStateError, IoError, ResourceLimitError, type ServerError } from "../errors.ts";
+import { GraphStateError, IoError, type ServerError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import type { HostStagingPool } from "../memory/host_staging.ts";
 import type { Slice } from "../contract/managed_memory.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
 import { checkBinding, checkDescriptor, isContiguous } from "../contract/descriptors.ts";
+import { checkStagingSizes } from "../contract/handle_checks.ts";
 import type { StreamHost } from "./stream_slots.ts";
 import type { BufferBinding, CopyDescriptor, ManagedResource } from "../contract/types.ts";
 import type { OwnerResolver } from "../stream/_stream_parts.ts";
@@ -171,16 +172,7 @@ export class HostTransfers {
    */
   staging(sizes: readonly number[]): Uint8Array[] {
     this.#server.checkAlive();
-    if (!Array.isArray(sizes)) throw new TypeError("staging: sizes must be an array of byte counts");
-    const max = this.#ctx.settings.maxBufferSize;
-    for (const size of sizes) {
-      if (!Number.isSafeInteger(size) || size < 0) {
-        throw new RangeError(`staging: sizes must be non-negative integers, got ${size}`);
-      }
-      // Nothing larger can be written: create and write move at most maxBufferSize bytes.
-      if (size > max) throw new ResourceLimitError("buffer-size", "staging", [size], [max], "maxBufferSize");
-    }
-    return this.#hostStaging.lend(sizes);
+    return this.#hostStaging.lend(checkStagingSizes(sizes, this.#ctx.settings.maxBufferSize));
   }
 
   /**

@@ -21,11 +21,11 @@ import type { MemoryAllocationMode } from "../contract/memory_types.ts";
 import { DeviceLostError, GraphStateError, ServerError } from "../errors.ts";
 import type { GraphId, StreamId } from "../ids.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
+import { HostStagingPool } from "../memory/host_staging.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
 import type { ServerOptions } from "../server/server_options.ts";
 import { RingWriter } from "./command_ring.ts";
 import { reviveError } from "./error_codec.ts";
-import { MainStaging } from "./main_staging.ts";
 import type { CallPayload, WorkerMessage, WritePayload } from "./protocol.ts";
 import { RemoteMemory } from "./remote_memory.ts";
 import { hi, lo, Op, WRITE_INLINE_MAX } from "./ring_layout.ts";
@@ -63,7 +63,7 @@ export class WorkerConnection {
   /** The lock of `exclusive()` and `profile()` sections. */
   readonly lock: ExclusiveLock = new ExclusiveLock();
   /** Host staging memory lent by `staging()`. */
-  readonly staging: MainStaging = new MainStaging();
+  readonly staging: HostStagingPool = new HostStagingPool();
   /** Open dry-run windows. */
   dryRunDepth = 0;
   #worker: Worker;
@@ -166,8 +166,10 @@ export class WorkerConnection {
   }
 
   /**
-   * Writes bytes into memory: inline in the ring when small, else moved to
-   * the worker (a lent staging buffer itself when `take`, else a copy).
+   * Writes bytes into memory: inline in the ring when small; else shared
+   * memory as it is (the worker copies it: one result delivered to several
+   * workers is copied by none here), a lent staging view's buffer moved (when
+   * `take`), or a copy moved.
    *
    * @param binding The destination (checked by the caller).
    * @param bytes Exactly its bytes.
@@ -181,28 +183,23 @@ export class WorkerConnection {
       if (staging) this.staging.recycle(bytes);
       return;
     }
-    const buffer = staging ? bytes.buffer as ArrayBuffer : bytes.slice().buffer;
-    const data: WritePayload = staging
-      ? { buffer, offset: bytes.byteOffset, length: bytes.byteLength, recycle: true }
-      : { buffer, offset: 0, length: bytes.byteLength, recycle: false };
-    writeWrite(this.#ring, binding, stream, null, this.#payload(data, [buffer]));
-  }
-
-  /**
-   * Writes shared memory into memory: the worker copies it (one result, several workers, no copy each here).
-   *
-   * @param binding The destination (checked by the caller).
-   * @param bytes Exactly its bytes, over a `SharedArrayBuffer`.
-   * @param stream The calling stream.
-   */
-  writeShared(binding: BufferBinding, bytes: Uint8Array<SharedArrayBuffer>, stream: StreamId): void {
-    const data: WritePayload = {
-      buffer: bytes.buffer,
-      offset: bytes.byteOffset,
-      length: bytes.byteLength,
-      recycle: false,
-    };
-    writeWrite(this.#ring, binding, stream, null, this.#payload(data));
+    let id: number;
+    if (bytes.buffer instanceof SharedArrayBuffer) {
+      const data: WritePayload = {
+        buffer: bytes.buffer,
+        offset: bytes.byteOffset,
+        length: bytes.byteLength,
+        recycle: false,
+      };
+      id = this.#payload(data);
+    } else {
+      const buffer = staging ? bytes.buffer as ArrayBuffer : bytes.slice().buffer;
+      const data: WritePayload = staging
+        ? { buffer, offset: bytes.byteOffset, length: bytes.byteLength, recycle: true }
+        : { buffer, offset: 0, length: bytes.byteLength, recycle: false };
+      id = this.#payload(data, [buffer]);
+    }
+    writeWrite(this.#ring, binding, stream, null, id);
   }
 
   /**

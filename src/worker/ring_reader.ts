@@ -15,10 +15,6 @@ import { HEAD, LAST_PAYLOAD, LOOP_STATE, SLEEP, SLOT_WORDS, STALLED_ON, TAIL, WA
 export class RingReader {
   /** The ring's words. */
   readonly u32: Uint32Array;
-  /** The same memory as f32. */
-  readonly f32: Float32Array;
-  /** The same memory as i32. */
-  readonly i32: Int32Array;
   #ctl: Int32Array;
   #mask: number;
   #tail = 0;
@@ -31,8 +27,6 @@ export class RingReader {
   constructor(buffers: RingBuffers) {
     this.#ctl = new Int32Array(buffers.control);
     this.u32 = new Uint32Array(buffers.slots);
-    this.f32 = new Float32Array(buffers.slots);
-    this.i32 = new Int32Array(buffers.slots);
     this.#mask = this.u32.length / SLOT_WORDS - 1;
   }
 

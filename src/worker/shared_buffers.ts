@@ -63,10 +63,13 @@ export class SharedBuffers {
    * Holds a buffer of the pool once more (other buffers are ignored).
    *
    * @param buffer The buffer.
+   * @returns True when the pool holds it (a `release` is then owed).
    */
-  hold(buffer: ArrayBufferLike): void {
+  hold(buffer: ArrayBufferLike): boolean {
     const n = this.#holds.get(buffer as SharedArrayBuffer);
-    if (n !== undefined) this.#holds.set(buffer as SharedArrayBuffer, n + 1);
+    if (n === undefined) return false;
+    this.#holds.set(buffer as SharedArrayBuffer, n + 1);
+    return true;
   }
 
   /**

@@ -23,6 +23,7 @@ import type {
 } from "../contract/types.ts";
 import type { ManagedMemory } from "../contract/managed_memory.ts";
 import type { Kernel } from "../contract/kernel.ts";
+import { checkDescriptor } from "../contract/descriptors.ts";
 import { DeviceLostError, UnsupportedError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import { directory } from "../collective/device_directory.ts";
@@ -40,11 +41,6 @@ import { sharedBuffers } from "./shared_buffers.ts";
 
 /** Sources of at least this many bytes are read into shared memory (an all-reduce of them splits its reduction). */
 const SHARED_FROM = 256 * 1024;
-
-/** Bytes a descriptor covers. */
-function bytesOfDescriptor(d: CopyDescriptor): number {
-  return d.shape.reduce((a, b) => a * b, 1) * d.elemSize;
-}
 
 /** Worker devices of this thread by logical index (opening or open). */
 const opened = new Map<number, Promise<WorkerDevice>>();
@@ -92,7 +88,7 @@ class WorkerCollectiveHost implements CollectiveHost {
 
   read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]> {
     const wire = descriptors.map(wireDescriptor);
-    const bytes = descriptors.length === 1 ? bytesOfDescriptor(descriptors[0]!) : 0;
+    const bytes = descriptors.length === 1 ? checkDescriptor(descriptors[0]!, "allReduce source") : 0;
     if (bytes < SHARED_FROM) return this.#conn.call({ method: "read", stream, descriptors: wire }).then(bytesOf);
     // Large sources land in shared memory, where every worker of an all-reduce can reduce its share of them;
     // the memory is reused by later all-reduces once nothing holds it (see shared_buffers.ts).
@@ -124,20 +120,22 @@ class WorkerCollectiveHost implements CollectiveHost {
   }
 
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
-    // The bytes may be shared with other participants: never moved. Small ones are copied into the ring; a
-    // large one is copied once into shared memory, which every worker receiving it copies in parallel.
-    for (const [d, bytes] of writes) {
-      if (bytes.byteLength <= WRITE_INLINE_MAX) this.#conn.write(d.binding, bytes, stream, false);
-      else if (bytes.buffer instanceof SharedArrayBuffer) {
-        // Pooled memory stays held until the worker has run the write: a fence queued after it answers then.
+    // The bytes may be shared with other participants: never moved. A large one is written from shared memory,
+    // which every worker receiving it copies in parallel (copied there once when it is not shared yet); pooled
+    // memory stays held until the worker has run the write, which a fence queued after it answers.
+    for (const [d, given] of writes) {
+      const bytes = given.byteLength > WRITE_INLINE_MAX && !(given.buffer instanceof SharedArrayBuffer)
+        ? sharedCopy(given)
+        : given;
+      const held = sharedBuffers.hold(bytes.buffer);
+      this.#conn.write(d.binding, bytes, stream, false);
+      if (held) {
         const buffer = bytes.buffer;
-        sharedBuffers.hold(buffer);
-        this.#conn.writeShared(d.binding, bytes as Uint8Array<SharedArrayBuffer>, stream);
         this.#conn.call({ method: "fence" }).then(
           () => sharedBuffers.release(buffer),
           () => sharedBuffers.forget(buffer),
         );
-      } else this.#conn.writeShared(d.binding, sharedCopy(bytes), stream);
+      }
     }
   }
 

@@ -20,7 +20,7 @@ Deno.test("SharedBuffers.take() reuses a released buffer of the same size, and o
 Deno.test("SharedBuffers: a buffer held more than once is free only after its last release", () => {
   const pool = new SharedBuffers();
   const a = pool.take(512);
-  pool.hold(a);
+  assert.equal(pool.hold(a), true);
   pool.hold(a);
   pool.release(a);
   pool.release(a);
@@ -40,7 +40,7 @@ Deno.test("SharedBuffers: a forgotten buffer is never reused, and buffers it nev
   pool.release(a);
   assert.equal(pool.freeBytes, 0);
   const other = new SharedArrayBuffer(256);
-  pool.hold(other);
+  assert.equal(pool.hold(other), false, "a buffer the pool never gave is not held");
   pool.release(other);
   assert.equal(pool.freeBytes, 0);
   assert.notEqual(pool.take(256), a);
