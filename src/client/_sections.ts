@@ -36,11 +36,8 @@ export function profileSection<T>(
   fn: () => T | Promise<T>,
   options: ProfileOptions,
 ): Promise<ProfileResult<T>> {
-  const trace: unknown = options?.trace;
-  if (trace !== undefined && typeof trace !== "string" && !(trace instanceof URL)) {
-    // Refused before `fn` runs: a refused call changes nothing.
-    return Promise.reject(new TypeError(`profile: trace must be a file path or URL, got ${String(trace)}`));
-  }
+  const bad = badTraceOption(options);
+  if (bad !== null) return Promise.reject(bad); // before `fn` runs: a refused call changes nothing
   return server.exclusive(async () => {
     const token = await server.startProfile(stream);
     let result: T;
@@ -52,6 +49,18 @@ export function profileSection<T>(
     }
     return measuredProfile(result, await server.endProfile(stream, token), options);
   });
+}
+
+/**
+ * Checks `profile`'s `trace` option (both clients), before anything runs.
+ *
+ * @param options The options given.
+ * @returns The error to reject with, or null when `trace` is absent, a path or a URL.
+ */
+export function badTraceOption(options: ProfileOptions | undefined): TypeError | null {
+  const trace: unknown = options?.trace;
+  if (trace === undefined || typeof trace === "string" || trace instanceof URL) return null;
+  return new TypeError(`profile: trace must be a file path or URL, got ${String(trace)}`);
 }
 
 /**

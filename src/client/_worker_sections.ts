@@ -15,7 +15,7 @@ import type { WorkerConnection } from "../worker/connection.ts";
 import { encodeValue, reviveValue } from "../worker/error_codec.ts";
 import type { WireDuration } from "../worker/worker_calls.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
-import { measuredProfile } from "./_sections.ts";
+import { badTraceOption, measuredProfile } from "./_sections.ts";
 
 /** A settled half of a duration as a promise again; a rejection nobody awaits is not reported as unhandled. */
 function asPromise<T>(half: WireDuration["ticks"]): Promise<T> {
@@ -58,10 +58,8 @@ export function profileOn<T>(
   fn: () => T | Promise<T>,
   options: ProfileOptions,
 ): Promise<ProfileResult<T>> {
-  const trace: unknown = options?.trace;
-  if (trace !== undefined && typeof trace !== "string" && !(trace instanceof URL)) {
-    return Promise.reject(new TypeError(`profile: trace must be a file path or URL, got ${String(trace)}`));
-  }
+  const bad = badTraceOption(options);
+  if (bad !== null) return Promise.reject(bad);
   return conn.lock.run(async () => {
     conn.checkAlive();
     const token = await conn.call({ method: "startProfile", stream }) as ProfilingToken;

@@ -32,7 +32,7 @@ export function filePath(url: URL): string {
 export function checkWorkerPermission(url: URL): void {
   if (url.protocol !== "file:") return;
   // A `deno compile` binary serves its modules from an embedded file system under
-  // `…/deno-compile-<name>/`: Deno decides there (not verified offline; see the report).
+  // `…/deno-compile-<name>/`: Deno decides there (not verified here: no `deno compile` run in the tests).
   if (url.pathname.includes("/deno-compile-")) return;
   const root = filePath(new URL("../../", url));
   const status = Deno.permissions.querySync?.({ name: "read", path: root });
