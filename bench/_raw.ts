@@ -5,8 +5,23 @@
  * benches time (`encodeAlternating`); every other timed loop stays in its
  * bench file. Also the two pieces of method the benches share: the idle wait
  * between timed iterations (`blockUntilIdle`) and the shuffled interleaving
- * of the diagnostic scripts (`interleave`).
+ * of the diagnostic scripts (`interleave`); and the two kernels the launch
+ * benches share.
  */
+
+/** The one-buffer kernel the launch benches time: `x[0] += 1`. */
+export const TINY_WGSL = `
+@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(1) fn main() { x[0] = x[0] + 1u; }`;
+
+/** Four storage buffers and an info binding, as users launch: `d[0] = a[0] + b[0] + c[0] + info[0]`. */
+export const FOUR_BUFFERS_INFO_WGSL = `
+@group(0) @binding(0) var<storage, read_write> a: array<u32>;
+@group(0) @binding(1) var<storage, read_write> b: array<u32>;
+@group(0) @binding(2) var<storage, read_write> c: array<u32>;
+@group(0) @binding(3) var<storage, read_write> d: array<u32>;
+@group(0) @binding(4) var<storage, read> info: array<u32>;
+@compute @workgroup_size(1) fn main() { d[0] = a[0] + b[0] + c[0] + info[0]; }`;
 
 /**
  * A bind group layout of `buffers` read-write storage buffers at bindings 0,

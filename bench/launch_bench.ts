@@ -30,7 +30,7 @@
 
 import { createClient, defineKernel } from "../mod.ts";
 import { DEFAULT_TASKS_MAX } from "../src/server/server_options.ts";
-import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, FOUR_BUFFERS_INFO_WGSL, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
 
 const LAUNCHES = 1024;
 const LONG = 4096;
@@ -38,19 +38,8 @@ const client = await createClient({ tasksMax: LAUNCHES * 4 });
 const batched = await createClient({ device: client.server.device });
 const device = client.server.device;
 
-const WGSL_TINY = `
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(1) fn main() { x[0] = x[0] + 1u; }`;
-const WGSL_INFO = `
-@group(0) @binding(0) var<storage, read_write> a: array<u32>;
-@group(0) @binding(1) var<storage, read_write> b: array<u32>;
-@group(0) @binding(2) var<storage, read_write> c: array<u32>;
-@group(0) @binding(3) var<storage, read_write> d: array<u32>;
-@group(0) @binding(4) var<storage, read> info: array<u32>;
-@compute @workgroup_size(1) fn main() { d[0] = a[0] + b[0] + c[0] + info[0]; }`;
-
-const tiny = defineKernel({ name: "tiny", wgsl: WGSL_TINY });
-const withInfo = defineKernel({ name: "four-buffers-info", wgsl: WGSL_INFO });
+const tiny = defineKernel({ name: "tiny", wgsl: TINY_WGSL });
+const withInfo = defineKernel({ name: "four-buffers-info", wgsl: FOUR_BUFFERS_INFO_WGSL });
 const x = client.create(new Uint32Array(64));
 const bx = batched.create(new Uint32Array(64));
 const bufs = [0, 1, 2, 3].map(() => client.create(new Uint32Array(64)));
@@ -68,11 +57,11 @@ function rawBuffer(size: number, label: string): GPUBuffer {
   return device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
 }
 const rawTinyLayout = storageLayout(device, 1, { label: "raw layout 1" });
-const [rawTiny] = rawPipelines(device, rawTinyLayout, [WGSL_TINY], "raw pipeline");
+const [rawTiny] = rawPipelines(device, rawTinyLayout, [TINY_WGSL], "raw pipeline");
 const rawTinyBg = bindBuffers(device, rawTinyLayout, [rawBuffer(256, "raw x")]);
 const align = device.limits.minStorageBufferOffsetAlignment;
 const rawInfoLayout = storageLayout(device, 4, { dynamicInfo: true, label: "raw layout 4" });
-const [rawInfoPipe] = rawPipelines(device, rawInfoLayout, [WGSL_INFO], "raw pipeline");
+const [rawInfoPipe] = rawPipelines(device, rawInfoLayout, [FOUR_BUFFERS_INFO_WGSL], "raw pipeline");
 const arena = rawBuffer(LAUNCHES * align, "raw info arena");
 const arenaHost = new Uint32Array(LAUNCHES * align / 4);
 const rawInfoBg = device.createBindGroup({

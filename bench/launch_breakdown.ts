@@ -20,7 +20,7 @@
 import process from "node:process";
 import { createClient, defineKernel } from "../mod.ts";
 import type { PipelineEntry } from "../src/kernel/pipeline_cache.ts";
-import { bindBuffers, interleave, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, interleave, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const N = Number(Deno.env.get("N") ?? 1024);
@@ -38,8 +38,7 @@ const WGSL = ADD3
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
 @group(0) @binding(3) var<storage, read> n: u32;
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) { if (g.x < n) { c[g.x] = a[g.x] + b[g.x]; } }`
-  : `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(1) fn main() { x[0] = x[0] + 1u; }`;
+  : TINY_WGSL;
 const k = defineKernel({ name: SHAPE, wgsl: WGSL });
 const x = client.create(new Uint32Array(64));
 const INDIRECT = Deno.env.get("INDIRECT") === "1";

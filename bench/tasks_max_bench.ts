@@ -11,16 +11,13 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
 
 const LAUNCHES = 8192;
 const SIZES = [16, 32, 64, 128, 256, 512, 1024, 4096];
-const WGSL = `
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(1) fn main() { x[0] = x[0] + 1u; }`;
 const first = await createClient();
 const device = first.server.device;
-const kernel = defineKernel({ name: "tiny", wgsl: WGSL });
+const kernel = defineKernel({ name: "tiny", wgsl: TINY_WGSL });
 const clients = await Promise.all(SIZES.map((tasksMax) => createClient({ device, tasksMax })));
 const one = [1];
 const targets = clients.map((c) => [c.create(new Uint32Array(4))]);
@@ -28,7 +25,7 @@ clients.forEach((c, i) => c.launch(kernel, one, targets[i]!));
 await Promise.all(clients.map((c) => c.sync()));
 
 const layout = storageLayout(device, 1);
-const [pipeline] = rawPipelines(device, layout, [WGSL]);
+const [pipeline] = rawPipelines(device, layout, [TINY_WGSL]);
 const bg = bindBuffers(device, layout, [device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE })]);
 
 Deno.bench({ group: "tasksMax sweep", name: "raw floor (one encoder, one pass)", baseline: true, n: 10 }, async (b) => {

@@ -31,7 +31,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, FOUR_BUFFERS_INFO_WGSL, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
 
 const LAUNCHES = 4096;
 const main = await createClient({ tasksMax: LAUNCHES * 4 });
@@ -40,18 +40,8 @@ const mainDefault = await createClient();
 const workerDefault = await createClient({ worker: true });
 const device = main.server.device;
 
-const WGSL_TINY = `
-@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(1) fn main() { x[0] = x[0] + 1u; }`;
-const WGSL_INFO = `
-@group(0) @binding(0) var<storage, read_write> a: array<u32>;
-@group(0) @binding(1) var<storage, read_write> b: array<u32>;
-@group(0) @binding(2) var<storage, read_write> c: array<u32>;
-@group(0) @binding(3) var<storage, read_write> d: array<u32>;
-@group(0) @binding(4) var<storage, read> info: array<u32>;
-@compute @workgroup_size(1) fn main() { d[0] = a[0] + b[0] + c[0] + info[0]; }`;
-const tiny = defineKernel({ name: "tiny", wgsl: WGSL_TINY });
-const withInfo = defineKernel({ name: "four-buffers-info", wgsl: WGSL_INFO });
+const tiny = defineKernel({ name: "tiny", wgsl: TINY_WGSL });
+const withInfo = defineKernel({ name: "four-buffers-info", wgsl: FOUR_BUFFERS_INFO_WGSL });
 const infos = Array.from({ length: LAUNCHES }, (_, i) => new Uint32Array([i, i * 3, 7, i ^ 5]));
 const one = [1];
 
@@ -78,7 +68,7 @@ async function drained(client: typeof worker): Promise<void> {
 }
 
 const rawLayout = storageLayout(device, 1, { label: "raw layout 1" });
-const [rawTiny] = rawPipelines(device, rawLayout, [WGSL_TINY], "raw pipeline");
+const [rawTiny] = rawPipelines(device, rawLayout, [TINY_WGSL], "raw pipeline");
 const rawBg = bindBuffers(device, rawLayout, [
   device.createBuffer({ label: "raw x", size: 256, usage: GPUBufferUsage.STORAGE }),
 ]);

@@ -17,6 +17,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
+import { FOUR_BUFFERS_INFO_WGSL, TINY_WGSL } from "./_raw.ts";
 
 const N = Number(Deno.env.get("N") ?? 8192); // fits the ring (16,384 slots) with info words too: no spill
 const REPS = Number(Deno.env.get("REPS") ?? 30);
@@ -24,20 +25,8 @@ const INFO = Deno.env.get("INFO") === "1";
 const main = await createClient({ tasksMax: N * 4 });
 const worker = await createClient({ worker: true, tasksMax: N * 4 });
 const kernel = INFO
-  ? defineKernel({
-    name: "four-buffers-info",
-    wgsl: `@group(0) @binding(0) var<storage, read_write> a: array<u32>;
-@group(0) @binding(1) var<storage, read_write> b: array<u32>;
-@group(0) @binding(2) var<storage, read_write> c: array<u32>;
-@group(0) @binding(3) var<storage, read_write> d: array<u32>;
-@group(0) @binding(4) var<storage, read> info: array<u32>;
-@compute @workgroup_size(1) fn main() { d[0] = a[0] + b[0] + c[0] + info[0]; }`,
-  })
-  : defineKernel({
-    name: "tiny",
-    wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
-@compute @workgroup_size(1) fn main() { x[0] = x[0] + 1u; }`,
-  });
+  ? defineKernel({ name: "four-buffers-info", wgsl: FOUR_BUFFERS_INFO_WGSL })
+  : defineKernel({ name: "tiny", wgsl: TINY_WGSL });
 const count = INFO ? 4 : 1;
 const mb = Array.from({ length: count }, () => main.create(new Uint32Array(64)));
 const wb = Array.from({ length: count }, () => worker.create(new Uint32Array(64)));
