@@ -36,13 +36,19 @@ function entryOf(index: number): Opening | undefined {
   return e;
 }
 
+/** What can be closed: a server, or a worker client's device (whose `ended` resolves once its Worker's thread exited). */
+interface Closable {
+  destroy(): void;
+  readonly ended?: Promise<void>;
+}
+
 /** The owner of an open numbered device that can be destroyed: a server, or a worker client's device. */
-function directOwner(index: number): { destroy(): void } | undefined {
+function directOwner(index: number): Closable | undefined {
   for (const e of directory.list()) {
     const d = toLogicalDevice(e.id);
     const owner = e.owner as { destroy?: unknown };
     if (d.kind !== "existing" && d.index === index && typeof owner.destroy === "function") {
-      return owner as { destroy(): void };
+      return owner as Closable;
     }
   }
   return undefined;
@@ -160,6 +166,8 @@ export function listDevices(): DeviceListing[] {
  * Closes numbered devices: destroys each one's server and device (queued work
  * is submitted, not awaited; pending reads and collectives reject), and frees
  * its index, so the next `createClient({ deviceIndex })` makes a fresh device.
+ * A device held by a worker client's Worker counts as closed once that
+ * Worker's thread has exited.
  * Devices still opening are closed once open. Indices that are not open are
  * skipped; devices the application passed in are left to their clients.
  *
@@ -186,8 +194,11 @@ export async function closeDevices(devices?: number | readonly number[]): Promis
   const wanted = devices === undefined ? [...all] : typeof devices === "number" ? [devices] : [...devices];
   await Promise.all(wanted.map(async (index) => {
     const entry = opened.get(index);
-    const server = entry !== undefined ? await entry.promise.catch(() => null) : directOwner(index);
-    server?.destroy();
+    const owner: Closable | null | undefined = entry !== undefined
+      ? await entry.promise.catch(() => null)
+      : directOwner(index);
+    owner?.destroy();
     if (opened.get(index) === entry) opened.delete(index);
+    await owner?.ended;
   }));
 }

@@ -169,6 +169,25 @@ export class RingWriter {
     };
   }
 
+  /**
+   * Blocks until the reader's loop notes `state`, at most `ms` (for the end
+   * of the process, when no event loop turn may come).
+   *
+   * @param state The `LoopState` awaited.
+   * @param ms The longest wait.
+   * @returns True when the loop noted it.
+   */
+  waitForLoop(state: number, ms: number): boolean {
+    const ctl = this.#ctl;
+    const end = performance.now() + ms;
+    for (let v = Atomics.load(ctl, LOOP_STATE); v !== state; v = Atomics.load(ctl, LOOP_STATE)) {
+      const left = end - performance.now();
+      if (left <= 0) return false;
+      Atomics.wait(ctl, LOOP_STATE, v, Math.min(left, 1));
+    }
+    return true;
+  }
+
   /** Publishes every committed record now. */
   flush(): void {
     if (this.#published !== this.#head) this.#publish();

@@ -28,8 +28,9 @@ import { RingWriter } from "./command_ring.ts";
 import { reviveError } from "./error_codec.ts";
 import type { CallPayload, WorkerMessage, WritePayload } from "./protocol.ts";
 import { RemoteMemory } from "./remote_memory.ts";
-import { hi, lo, Op, WRITE_INLINE_MAX } from "./ring_layout.ts";
+import { hi, lo, LoopState, Op, WRITE_INLINE_MAX } from "./ring_layout.ts";
 import { writeLaunch, writeShortRecord, writeStreamRecord, writeWrite } from "./ring_records.ts";
+import { type ExitParticipant, workerClosed, workerOpened } from "./thread_exit.ts";
 import { startWorker } from "./worker_start.ts";
 
 /** Options of a connection that tests and benches set. */
@@ -49,7 +50,7 @@ interface Pending {
 const DEFAULT_RING_SLOTS = 16384;
 
 /** The main thread's end of one worker client (shared by its clients of every stream). */
-export class WorkerConnection {
+export class WorkerConnection implements ExitParticipant {
   /** The device's properties, as the worker reported them. */
   readonly properties: DeviceProperties;
   /** Stream slots of the server. */
@@ -79,6 +80,8 @@ export class WorkerConnection {
   #destroyed = false;
   #workerClosed = false;
   #ended: PromiseWithResolvers<void> = Promise.withResolvers<void>();
+  /** The Worker's thread id, where it could be read (the process waits for that thread at its end). */
+  readonly thread: number | null;
   /** Slots of released memory, reused by later allocations (ring order keeps the worker's table right). */
   #freeSlots: number[] = [];
   #nextSlot = 0;
@@ -94,6 +97,7 @@ export class WorkerConnection {
     this.properties = ready.properties;
     this.maxStreams = ready.maxStreams;
     this.fastReads = ready.fastReads;
+    this.thread = ready.thread;
     this.limits = {
       owner: this,
       maxCount: ready.properties.hardware.maxCubeCount[0],
@@ -106,8 +110,10 @@ export class WorkerConnection {
       e.preventDefault();
       this.#close(new ServerError(`the worker client's Worker failed: ${e.message}`));
       this.#workerClosed = true;
+      workerClosed(this.thread, this);
       this.#ended.resolve();
     };
+    workerOpened(this);
   }
 
   /**
@@ -129,7 +135,10 @@ export class WorkerConnection {
     return this.#error !== null;
   }
 
-  /** Resolves once the Worker has destroyed its device and closed itself. */
+  /**
+   * Resolves once the Worker has destroyed its device and closed itself. Its
+   * thread may still be tearing down: the process waits for it at `unload`.
+   */
   get ended(): Promise<void> {
     return this.#ended.promise;
   }
@@ -351,6 +360,24 @@ export class WorkerConnection {
     );
   }
 
+  /**
+   * Ends the client at the end of the process (`unload`, no event loop turn
+   * to come): queues the destroy unless done, and blocks until the Worker is
+   * about to close itself.
+   *
+   * @param ms The longest wait.
+   * @returns True when the Worker said it closes.
+   */
+  closeNow(ms: number): boolean {
+    if (this.#workerClosed) return true;
+    if (!this.#destroyed) {
+      this.#destroyed = true;
+      writeShortRecord(this.#ring, Op.destroy);
+    }
+    this.#ring.flush();
+    return this.#ring.waitForLoop(LoopState.exiting, ms);
+  }
+
   /** Sets the closed error (the first one stays) and rejects every pending call with it. */
   #close(error: Error): void {
     this.#error ??= error;
@@ -380,6 +407,9 @@ export class WorkerConnection {
         this.#workerClosed = true;
         this.#close(new DeviceLostError("the worker client's device is gone", { reason: "destroyed" }));
         this.#worker.onmessage = null;
+        // The Worker still tears its device down after saying so: a process that exits
+        // meanwhile can crash in the driver, so the process waits for the thread at its end.
+        workerClosed(this.thread, this);
         this.#ended.resolve();
         return;
     }

@@ -136,12 +136,16 @@ export interface ReadyMessage {
   readonly maxStreams: number;
   /** Whether the worker's reads map early (the `fastReads` option, verified at start). */
   readonly fastReads: boolean;
+  /** The Worker's thread id, where it can be read (see `thread_exit.ts`), else null. */
+  readonly thread: number | null;
 }
 
 /** Worker → main: the server could not be made; the worker has closed. */
 export interface FailedMessage {
   readonly type: "failed";
   readonly error: EncodedError;
+  /** The Worker's thread id, where it can be read, else null. */
+  readonly thread: number | null;
 }
 
 /** Worker → main: a call's outcome. */

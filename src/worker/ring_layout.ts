@@ -32,8 +32,12 @@ export const LAST_PAYLOAD = 58;
 /** Length of the control block, in 32-bit words (four cache lines). */
 export const CONTROL_WORDS = 64;
 
-/** Where the reader's loop is (the word at `LOOP_STATE`): a diagnostic for a stuck client. */
-export const LoopState = { running: 1, sleeping: 2, yielding: 3, stalled: 4, closed: 5 } as const;
+/**
+ * Where the reader's loop is (the word at `LOOP_STATE`): a diagnostic for a
+ * stuck client; `exiting` (set just before the Worker closes itself) is what
+ * the main thread waits for when it ends a client at `unload`.
+ */
+export const LoopState = { running: 1, sleeping: 2, yielding: 3, stalled: 4, closed: 5, exiting: 6 } as const;
 
 /** Operation of a record (the low 8 bits of its first word). */
 export const Op = {

@@ -151,6 +151,11 @@ class WorkerCollectiveHost implements CollectiveHost {
   destroy(): void {
     this.#conn.destroy();
   }
+
+  /** Resolves once the Worker's thread has exited (what `closeDevices` awaits). */
+  get ended(): Promise<void> {
+    return this.#conn.ended;
+  }
 }
 
 /** The main thread's side of one device held by a Worker. */

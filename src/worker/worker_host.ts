@@ -20,6 +20,7 @@ import { encodeError } from "./error_codec.ts";
 import type { CallPayload, InitMessage, WireBinding, WorkerMessage, WorkerStats } from "./protocol.ts";
 import { LoopState, Op, opOf, slotsOf } from "./ring_layout.ts";
 import { RecordRunner } from "./record_runner.ts";
+import { ownThreadId } from "./thread_exit.ts";
 import { runCall } from "./worker_calls.ts";
 
 /** Posts a message to the main thread, moving `transfer`. */
@@ -68,11 +69,12 @@ export class WorkerHost {
    * @returns The host, or null when the server could not be made.
    */
   static async start(init: InitMessage, post: Post, onClosed: () => void): Promise<WorkerHost | null> {
+    const thread = ownThreadId();
     let server: WebGpuServer;
     try {
       server = await WebGpuServer.create(init.options);
     } catch (e) {
-      post({ type: "failed", error: encodeError(e) });
+      post({ type: "failed", error: encodeError(e), thread });
       onClosed();
       return null;
     }
@@ -82,6 +84,7 @@ export class WorkerHost {
       properties: server.properties,
       maxStreams: server.settings.maxStreams,
       fastReads: server.fastReads,
+      thread,
     });
     host.#kick();
     return host;
@@ -280,6 +283,7 @@ export class WorkerHost {
       setTimeout(() => {
         this.#channel.port1.close();
         this.#post({ type: "closed" });
+        this.#ring.note(LoopState.exiting); // what a main thread ending the process waits for
         this.#onClosed();
       }, 0);
     }

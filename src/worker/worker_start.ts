@@ -11,6 +11,7 @@ import type { ServerOptions } from "../server/server_options.ts";
 import { allocateRing, type RingBuffers } from "./command_ring.ts";
 import { reviveError } from "./error_codec.ts";
 import { type InitMessage, type ReadyMessage, WORKER_NAME, type WorkerMessage } from "./protocol.ts";
+import { workerClosed } from "./thread_exit.ts";
 import { checkWorkerPermission } from "./worker_permission.ts";
 
 /**
@@ -43,7 +44,10 @@ export async function startWorker(
     worker.terminate(); // it never made a device
     throw first;
   }
-  if (first.type === "failed") throw reviveError(first.error); // the worker closed itself
+  if (first.type === "failed") {
+    workerClosed(first.thread); // it closed itself; the process waits for its thread at the end
+    throw reviveError(first.error);
+  }
   if (first.type !== "ready") throw new ServerError(`the worker client's Worker sent "${first.type}" first`);
   return { worker, buffers, ready: first };
 }

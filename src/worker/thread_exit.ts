@@ -1,0 +1,141 @@
+/**
+ * The process never exits while a worker client's thread is inside the driver.
+ *
+ * A Worker that calls `self.close()` tells the main thread at once, but its
+ * thread then still tears down: its V8 heap (the `GPUDevice` and the wrapper
+ * of every buffer and pipeline), its WebGPU instance and the driver state
+ * behind them. A process that exits meanwhile runs the driver's and libc's
+ * exit handlers while that thread is still in the driver: on the H200
+ * (NVIDIA 580, Vulkan) most `deno test` processes that ended right after a
+ * worker client segfaulted or aborted ("double free or corruption"), and
+ * some hung, although every test had passed. Waiting until the thread had
+ * exited made every one of them exit cleanly.
+ *
+ * So the main thread keeps, per Worker that closed, when it closed and its
+ * thread id, and an `unload` listener (Deno dispatches `unload` at the end of
+ * `deno run`, of each `deno test` module, and in `Deno.exit()`) blocks until
+ * every such thread is gone: watched in `/proc/self/task` where Deno allows
+ * reading it (only with `--allow-all`; checked by trying), else for a fixed
+ * grace after the close that covers the teardown measured on the H200 with
+ * a wide margin. A worker client still open at `unload` is destroyed first
+ * (through its ring, which needs no event loop turn), and waited for.
+ *
+ * @module
+ */
+
+/** Milliseconds waited after a Worker closed when its thread cannot be watched. */
+export const THREAD_EXIT_GRACE_MS = 250;
+/** Milliseconds an open worker client gets at `unload` to destroy its device and close. */
+const CLOSE_AT_UNLOAD_MS = 5_000;
+/** Milliseconds after which a thread still listed is given up on. */
+const GIVE_UP_MS = 10_000;
+
+/** What the guard needs of a worker client that is still open. */
+export interface ExitParticipant {
+  /**
+   * Has the Worker destroy its device and close, and waits (blocking) until it
+   * is about to close itself, at most `ms`.
+   *
+   * @param ms The longest wait.
+   * @returns True when the Worker said it closes.
+   */
+  closeNow(ms: number): boolean;
+  /** The Worker's thread id, where it could be read, else null. */
+  readonly thread: number | null;
+}
+
+interface Closing {
+  readonly thread: number | null;
+  readonly at: number;
+}
+
+const open = new Set<ExitParticipant>();
+const closing: Closing[] = [];
+let installed = false;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function sleep(ms: number): void {
+  if (ms > 0) Atomics.wait(sleeper, 0, 0, ms);
+}
+
+/**
+ * The id of the calling thread (a Linux thread id), where Deno lets it be
+ * read (`/proc` needs `--allow-all`).
+ *
+ * @returns The thread id, or null.
+ */
+export function ownThreadId(): number | null {
+  if (Deno.build.os !== "linux") return null;
+  try {
+    const link = Deno.readLinkSync("/proc/thread-self"); // "<pid>/task/<tid>"
+    const tid = Number(link.slice(link.lastIndexOf("/") + 1));
+    return Number.isInteger(tid) && tid > 0 ? tid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether thread `tid` of this process still runs: true, false, or null when it cannot be told. */
+function running(tid: number): boolean | null {
+  try {
+    Deno.statSync(`/proc/self/task/${tid}`);
+    return true;
+  } catch (e) {
+    return e instanceof Deno.errors.NotFound ? false : null;
+  }
+}
+
+/** Blocks until every closing Worker's thread is gone (or its grace has passed). */
+function waitForThreads(): void {
+  for (const c of closing.splice(0)) {
+    const tid = c.thread;
+    const watchable = tid !== null && running(tid) !== null;
+    if (!watchable) {
+      sleep(c.at + THREAD_EXIT_GRACE_MS - performance.now());
+      continue;
+    }
+    const start = performance.now();
+    while (running(tid) === true && performance.now() - start < GIVE_UP_MS) sleep(1);
+  }
+}
+
+function install(): void {
+  if (installed || typeof globalThis.addEventListener !== "function") return;
+  installed = true;
+  globalThis.addEventListener("unload", onUnload);
+}
+
+function onUnload(): void {
+  for (const p of [...open]) {
+    open.delete(p);
+    p.closeNow(CLOSE_AT_UNLOAD_MS);
+    closing.push({ thread: p.thread, at: performance.now() });
+  }
+  waitForThreads();
+}
+
+/**
+ * Registers a worker client that is open (its Worker holds a device).
+ *
+ * @param participant The client's connection.
+ */
+export function workerOpened(participant: ExitParticipant): void {
+  install();
+  open.add(participant);
+}
+
+/**
+ * Notes that a Worker has closed itself (or is about to): the process will
+ * not end before its thread has.
+ *
+ * @param thread The Worker's thread id, or null.
+ * @param participant Its connection, when it was registered as open.
+ */
+export function workerClosed(thread: number | null, participant?: ExitParticipant): void {
+  if (participant !== undefined) open.delete(participant);
+  install();
+  const now = performance.now();
+  // Threads that closed long ago are gone: keep the list as short as the recent closes.
+  while (closing.length > 0 && now - closing[0]!.at > GIVE_UP_MS) closing.shift();
+  closing.push({ thread, at: now });
+}

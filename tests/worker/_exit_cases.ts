@@ -1,0 +1,158 @@
+/**
+ * Programs that end a process holding worker clients, one per way a worker
+ * client can end: `exit_status_test.ts` runs each in its own `deno test`
+ * (or `deno run`) process and requires exit status 0. Each case is a test
+ * named by its key; `deno run` runs the case named by `EXIT_CASE`.
+ */
+
+import { closeDevices, createClient, defineKernel, type WorkerClient } from "../../mod.ts";
+
+const inc = defineKernel({
+  name: "inc",
+  wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < arrayLength(&x)) { x[g.x] += 1u; }
+}`,
+});
+
+/** Fails to compile: an f32 stored into a u32 array. */
+const broken = defineKernel({
+  name: "broken",
+  wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(1) fn main() { x[0] = 1.5; }`,
+});
+
+/** Compiles, but its pipeline fails validation on every device: 4,096 invocations per workgroup. */
+const tooWide = defineKernel({
+  name: "too-wide",
+  wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(4096) fn main(@builtin(global_invocation_id) g: vec3u) { x[0] = g.x; }`,
+});
+
+function check(got: number, want: number, what: string): void {
+  if (got !== want) throw new Error(`${what}: got ${got}, want ${want}`);
+}
+
+/** Thread ids of the Workers the cases started (where Deno lets them be read: `--allow-all`). */
+export const THREADS: number[] = [];
+
+function noted(c: WorkerClient): WorkerClient {
+  if (c.connection.thread !== null) THREADS.push(c.connection.thread);
+  return c;
+}
+
+/** Whether thread `tid` of this process still runs. */
+export function running(tid: number): boolean {
+  try {
+    Deno.statSync(`/proc/self/task/${tid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Prints, at `unload` (after the runtime's own listener, registered when the
+ * first worker client was made), every Worker thread still running.
+ */
+export function reportThreadsAtUnload(): void {
+  globalThis.addEventListener("unload", () => {
+    const alive = THREADS.filter(running);
+    console.log(alive.length === 0 ? "no worker thread at unload" : `worker threads at unload: ${alive.join(", ")}`);
+  });
+}
+
+/** The cases, by name. */
+export const CASES: Record<string, () => Promise<void>> = {
+  /** Create, ten launches, a read, destroy. */
+  async plain() {
+    const c = noted(await createClient({ worker: true }));
+    const x = c.create(new Uint32Array(256));
+    for (let i = 0; i < 10; i++) c.launch(inc, [4], [x]);
+    check((await c.read(x, Uint32Array))[0]!, 10, "x[0]");
+    c.destroy();
+    await c.ended;
+  },
+  /** A WGSL compile error reported at flush, then more work. */
+  async compileError() {
+    const c = noted(await createClient({ worker: true }));
+    const x = c.create(new Uint32Array(4));
+    c.launch(broken, [1], [x]);
+    await c.flush().then(() => Promise.reject(new Error("flush did not fail")), () => {});
+    c.launch(inc, [1], [x]);
+    check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+    c.destroy();
+    await c.ended;
+  },
+  /** A pipeline that fails validation in the worker, reported at flush, then more work. */
+  async validationError() {
+    const c = noted(await createClient({ worker: true }));
+    const x = c.create(new Uint32Array(4));
+    c.launch(tooWide, [1], [x]);
+    await c.flush().then(() => Promise.reject(new Error("flush did not fail")), () => {});
+    c.launch(inc, [1], [x]);
+    check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+    c.destroy();
+    await c.ended;
+  },
+  /** Destroyed while reads of queued work are pending. */
+  async destroyWithReadsPending() {
+    const c = noted(await createClient({ worker: true }));
+    const x = c.create(new Uint32Array(1 << 16));
+    for (let i = 0; i < 50; i++) c.launch(inc, [1024], [x]);
+    const reads = [c.read(x), c.read(x), c.read(x)];
+    c.destroy();
+    const settled = await Promise.allSettled(reads);
+    if (settled.some((s) => s.status === "fulfilled" && s.value.byteLength !== x.size)) throw new Error("short read");
+    await c.ended;
+  },
+  /** Three worker clients all-reduce 1 Mi f32, then `closeDevices()`. */
+  async allReduceThree() {
+    const cs = await Promise.all(
+      [0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))),
+    );
+    const n = 1 << 20;
+    const xs = cs.map((c, i) => c.create(Float32Array.from({ length: n }, (_, j) => i + (j % 7))));
+    cs.forEach((c, i) => c.allReduce(xs[i]!, xs[i]!, { dtype: "f32", devices: [0, 1, 2] }));
+    await Promise.all(cs.map((c) => c.syncCollective()));
+    check((await cs[2]!.read(xs[2]!, Float32Array))[1]!, 0 + 1 + 2 + 3, "x[1]");
+    await closeDevices();
+  },
+  /** A main-thread client and a worker client in one process. */
+  async mainAndWorker() {
+    const w = noted(await createClient({ worker: true }));
+    const m = await createClient();
+    const x = w.create(new Uint32Array(64));
+    const y = m.create(new Uint32Array(64));
+    w.launch(inc, [1], [x]);
+    m.launch(inc, [1], [y]);
+    check((await w.read(x, Uint32Array))[0]! + (await m.read(y, Uint32Array))[0]!, 2, "x[0] + y[0]");
+    m.destroy();
+    w.destroy();
+    await w.ended;
+  },
+  /** Destroyed, and the program ends without awaiting `ended`. */
+  async notAwaited() {
+    const c = noted(await createClient({ worker: true }));
+    const x = c.create(new Uint32Array(64));
+    c.launch(inc, [1], [x]);
+    check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+    c.destroy();
+  },
+  /** Never destroyed: the runtime ends it at `unload`. */
+  async forgotten() {
+    const c = noted(await createClient({ worker: true }));
+    const x = c.create(new Uint32Array(64));
+    c.launch(inc, [1], [x]);
+    check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+  },
+};
+
+if (import.meta.main) {
+  const name = Deno.env.get("EXIT_CASE") ?? "";
+  const run = CASES[name];
+  if (run === undefined) throw new Error(`EXIT_CASE: no case "${name}"`);
+  await run();
+  reportThreadsAtUnload();
+  console.log(`case ${name} done`);
+}
