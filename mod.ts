@@ -42,7 +42,7 @@ export type { HostData, ProfileOptions, ProfileResult, Tensor, TypedArrayType } 
 export { packInfo } from "./src/client/pack_info.ts";
 export { Handle } from "./src/contract/handle.ts";
 export { Kernel } from "./src/contract/kernel.ts";
-export type { KernelLayout, KernelOptions } from "./src/contract/kernel.ts";
+export type { BindingKind, KernelLayout, KernelOptions } from "./src/contract/kernel.ts";
 export { defineKernel } from "./src/kernel/define_kernel.ts";
 export type { DeviceProperties, DispatchTiming, InfoWords, ManagedResource } from "./src/contract/types.ts";
 export type { StreamId } from "./src/ids.ts";

@@ -25,6 +25,9 @@ export interface KernelOptions {
   constants?: Record<string, number>;
 }
 
+/** How a binding is declared in the source (the runtime binds it as storage unless it is a uniform taking info words). */
+export type BindingKind = "storage" | "read-only-storage" | "uniform";
+
 /**
  * Facts read from the WGSL source, used to validate launches before WebGPU
  * sees them. Attributes are evaluated as WGSL does: integer literals (with
@@ -38,6 +41,15 @@ export interface KernelLayout {
   bindings: number | null;
   /** Names of the bound variables, in argument order (`(group, binding)` order). */
   bindingNames: readonly string[];
+  /** How each binding is declared, in argument order. */
+  bindingKinds: readonly BindingKind[];
+  /**
+   * Fewest bytes each binding takes, by the WGSL memory layout rules (a
+   * runtime-sized array counts one element, as WebGPU's minimum binding size
+   * does), in argument order; 0 where the type could not be laid out. A
+   * launch refuses a buffer, or info words, shorter than this.
+   */
+  bindingSizes: readonly number[];
   /** Bytes of `var<workgroup>` memory, when every declaration could be sized. */
   sharedMemoryBytes: number | null;
 }
@@ -84,6 +96,13 @@ export class Kernel {
    * kernel last, so a launch finds its pipeline without a map lookup.
    */
   compiled: { owner: object | null; slots: unknown[] } = { owner: null, slots: [] };
+  /**
+   * Internal: the id of the device limits this kernel was last found to fit
+   * (workgroup size, workgroup memory, buffer counts), launched without and
+   * with info words; the door checks the limits once per device. An id, not
+   * the server: a module-level kernel must not keep a destroyed server alive.
+   */
+  fits: [number, number] = [0, 0];
   #sources: readonly [string, string];
 
   /**
@@ -111,9 +130,11 @@ export class Kernel {
   /**
    * The source the runtime compiles: {@linkcode Kernel.wgsl} with each
    * binding moved to `@group(0) @binding(i)` in argument order and declared
-   * `var<storage, read_write>`, except the info binding, `var<storage, read>`
-   * (see the module doc for why). Everything else, line breaks included, is
-   * the user's.
+   * `var<storage, read_write>`, except the info binding: `var<uniform>` when
+   * it is declared so, else `var<storage, read>` (see `defineKernel` for
+   * why). A struct whose layout depends on `@align` or `@size` is written
+   * with explicit padding members instead, so it has the offsets WGSL gives
+   * on every backend. Everything else, line breaks included, is the user's.
    *
    * @param info Whether the launch passes info words.
    * @returns The WGSL source.

@@ -17,25 +17,83 @@ import { bindingSizeError } from "../errors/_binding_size.ts";
 import { Handle } from "./handle.ts";
 import { Kernel } from "./kernel.ts";
 import { ManagedMemory } from "./managed_memory.ts";
-import type { BufferBinding, InfoWords, LaunchMode } from "./types.ts";
+import type { BufferBinding, DeviceProperties, InfoWords, LaunchMode } from "./types.ts";
+
+/** Bytes of the scratch buffer a zero-byte binding binds instead (WebGPU cannot bind 0 bytes). */
+export const EMPTY_BINDING_BYTES = 256;
+
+let nextLimitsId = 1;
 
 /** What the door knows of the device a launch targets. */
 export interface LaunchLimits {
   /** The server: every handle and binding must belong to it. */
   readonly owner: object;
+  /** Process-unique id of these limits (a kernel remembers the ids it was found to fit, not the server). */
+  readonly id: number;
   /** `maxComputeWorkgroupsPerDimension`. */
   readonly maxCount: number;
   /** `maxStorageBufferBindingSize`. */
   readonly maxBinding: number;
   /** `minStorageBufferOffsetAlignment`, a power of two. */
   readonly storageAlign: number;
+  /** `maxComputeWorkgroupSizeX/Y/Z`. */
+  readonly maxCubeDim: readonly [number, number, number];
+  /** `maxComputeInvocationsPerWorkgroup`. */
+  readonly maxUnitsPerCube: number;
+  /** `maxComputeWorkgroupStorageSize`. */
+  readonly maxSharedMemory: number;
+  /** `maxStorageBuffersPerShaderStage`. */
+  readonly maxStorageBuffers: number;
+  /** `maxUniformBuffersPerShaderStage`. */
+  readonly maxUniformBuffers: number;
+  /** `maxUniformBufferBindingSize`. */
+  readonly maxUniformBinding: number;
 }
 
 /**
- * Checks a launch: the kernel, the workgroup counts (or the indirect count's
- * memory), every binding (a live handle or binding of this device, aligned,
- * within the binding size limit), the info words' type, the number of
- * bindings against the kernel's declarations, and the mode.
+ * The door's limits for a device.
+ *
+ * @param owner The server (or the worker connection standing in for it).
+ * @param props The device's properties.
+ * @returns The limits.
+ */
+export function launchLimits(owner: object, props: DeviceProperties): LaunchLimits {
+  const l = props.limits;
+  return {
+    owner,
+    id: nextLimitsId++,
+    maxCount: props.hardware.maxCubeCount[0],
+    maxBinding: props.memory.maxPageSize,
+    storageAlign: l.minStorageBufferOffsetAlignment ?? 256,
+    maxCubeDim: props.hardware.maxCubeDim,
+    maxUnitsPerCube: props.hardware.maxUnitsPerCube,
+    maxSharedMemory: props.hardware.maxSharedMemorySize,
+    maxStorageBuffers: l.maxStorageBuffersPerShaderStage ?? 8,
+    maxUniformBuffers: l.maxUniformBuffersPerShaderStage ?? 12,
+    maxUniformBinding: l.maxUniformBufferBindingSize ?? 65536,
+  };
+}
+
+/**
+ * Alignment of info words' offsets in an arena that binds them as read-only
+ * storage or as a uniform: the larger of the two offset alignments.
+ *
+ * @param props The device's properties.
+ * @returns The alignment in bytes.
+ */
+export function infoOffsetAlignment(props: DeviceProperties): number {
+  const l = props.limits;
+  return Math.max(l.minStorageBufferOffsetAlignment ?? 256, l.minUniformBufferOffsetAlignment ?? 256);
+}
+
+/**
+ * Checks a launch: the kernel (once per device: its workgroup size,
+ * workgroup memory and buffer counts against the device's limits), the
+ * workgroup counts (or the indirect count's memory), every binding (a live
+ * handle or binding of this device, aligned, within the binding size limit,
+ * at least as long as its WGSL type), the info words (their type, and at
+ * least as long as the binding they take), the number of bindings against
+ * the kernel's declarations, and the mode.
  *
  * @param limits The target device's limits.
  * @param kernel The kernel.
@@ -51,10 +109,14 @@ export interface LaunchLimits {
  * that are not a 32-bit typed array, a binding count that does not match the
  * kernel's declarations, or an unknown mode.
  * @throws {RangeError} For a count that is not a non-negative integer, a view
- * that does not start at a multiple of `minStorageBufferOffsetAlignment`, or
- * an indirect count of fewer than 12 bytes.
+ * that does not start at a multiple of `minStorageBufferOffsetAlignment`, an
+ * indirect count of fewer than 12 bytes, or a buffer or info words shorter
+ * than the WGSL type of the binding they take.
  * @throws {ResourceLimitError} For a count above
- * `maxComputeWorkgroupsPerDimension` or a binding above `maxStorageBufferBindingSize`.
+ * `maxComputeWorkgroupsPerDimension`, a binding above `maxStorageBufferBindingSize`
+ * (or uniform info words above `maxUniformBufferBindingSize`), or a kernel
+ * that does not fit the device: its workgroup size, invocations, workgroup
+ * memory, or storage or uniform buffers above the device's limits.
  */
 export function checkLaunch(
   limits: LaunchLimits,
@@ -73,19 +135,29 @@ export function checkLaunch(
   const alignMask = limits.storageAlign - 1;
   const maxBinding = limits.maxBinding;
   const n = buffers.length;
+  const sizes = kernel.layout.bindingSizes;
   for (let i = 0; i < n; i++) {
     const b = buffers[i]!;
     if (b instanceof Handle ? b.owner !== owner : !isBindingOf(b, owner)) badBinding(kernel, owner, b, `buffer ${i}`);
     const start = b.offsetStart;
     if ((start & alignMask) !== 0) badAlignment(kernel, i, b, limits.storageAlign);
-    if (b.size - start - b.offsetEnd > maxBinding) badBindingSize(kernel, `buffer ${i}`, b, maxBinding);
+    const bytes = b.size - start - b.offsetEnd;
+    if (bytes > maxBinding) badBindingSize(kernel, `buffer ${i}`, b, maxBinding);
+    // What is bound: the bytes rounded up to a word, or the scratch buffer for none.
+    if ((bytes === 0 ? EMPTY_BINDING_BYTES : (bytes + 3) & ~3) < (sizes[i] ?? 0)) badShortBinding(kernel, i, bytes);
   }
+  const withInfo = info !== null && info.length > 0;
   if (info !== null && !(info instanceof Uint32Array || info instanceof Float32Array || info instanceof Int32Array)) {
     badInfo(kernel);
   }
   const declared = kernel.layout.bindings;
-  if (declared !== null && declared !== n + (info === null || info.length === 0 ? 0 : 1)) {
-    badArity(kernel, n, info !== null && info.length > 0);
+  if (declared !== null && declared !== n + (withInfo ? 1 : 0)) badArity(kernel, n, withInfo);
+  if (kernel.fits[withInfo ? 1 : 0] !== limits.id) fitKernel(limits, kernel, n, withInfo);
+  if (withInfo) {
+    if (info.length * 4 < (sizes[n] ?? 0)) badShortInfo(kernel, n, info.length);
+    if (info.length * 4 > limits.maxUniformBinding && kernel.layout.bindingKinds[n] === "uniform") {
+      badUniformInfo(kernel, info.length, limits.maxUniformBinding);
+    }
   }
   if (mode !== "execute" && mode !== "skip") badMode(kernel);
   if (indirect === null) {
@@ -102,6 +174,74 @@ export function checkLaunch(
     if (size < 12) badIndirectSize(kernel, indirect.memory.id, size);
   }
 }
+
+/**
+ * Checks once per device that a kernel fits it (workgroup size, invocations,
+ * workgroup memory, storage and uniform buffers), and remembers it did.
+ */
+function fitKernel(limits: LaunchLimits, kernel: Kernel, buffers: number, info: boolean): void {
+  const layout = kernel.layout;
+  const ws = layout.workgroupSize;
+  if (ws !== null) {
+    const max = limits.maxCubeDim;
+    if (ws[0] > max[0] || ws[1] > max[1] || ws[2] > max[2]) {
+      throw new ResourceLimitError("cube-dim", kernel.name, ws, max, "maxComputeWorkgroupSize{X,Y,Z}");
+    }
+    const units = ws[0] * ws[1] * ws[2];
+    if (units > limits.maxUnitsPerCube) {
+      throw new ResourceLimitError(
+        "units",
+        kernel.name,
+        [units],
+        [limits.maxUnitsPerCube],
+        "maxComputeInvocationsPerWorkgroup",
+      );
+    }
+  }
+  const shared = layout.sharedMemoryBytes;
+  if (shared !== null && shared > limits.maxSharedMemory) {
+    throw new ResourceLimitError(
+      "shared-memory",
+      kernel.name,
+      [shared],
+      [limits.maxSharedMemory],
+      "maxComputeWorkgroupStorageSize",
+    );
+  }
+  // Every buffer binds as read-write storage; info words as a uniform when the kernel declares that binding so.
+  const uniformInfo = info && layout.bindingKinds[buffers] === "uniform";
+  const storage = buffers + (info && !uniformInfo ? 1 : 0);
+  if (storage > limits.maxStorageBuffers) {
+    throw new ResourceLimitError(
+      "bindings",
+      kernel.name,
+      [storage],
+      [limits.maxStorageBuffers],
+      "maxStorageBuffersPerShaderStage",
+      uniformInfo || !layout.bindingKinds.includes("uniform") ? undefined : UNIFORM_HINT,
+    );
+  }
+  if (uniformInfo) {
+    if (limits.maxUniformBuffers < 1) {
+      const max = [limits.maxUniformBuffers];
+      throw new ResourceLimitError("bindings", kernel.name, [1], max, "maxUniformBuffersPerShaderStage");
+    }
+    const size = layout.bindingSizes[buffers] ?? 0;
+    if (size > limits.maxUniformBinding) {
+      throw new ResourceLimitError(
+        "binding-size",
+        kernel.name,
+        [size],
+        [limits.maxUniformBinding],
+        "maxUniformBufferBindingSize",
+      );
+    }
+  }
+  kernel.fits[info ? 1 : 0] = limits.id;
+}
+
+const UNIFORM_HINT =
+  "a var<uniform> bound to a handle binds as storage (pooled memory shares GPUBuffers with writable bindings); declare it last and pass its contents as info words to bind it as a uniform";
 
 /** True when `b` is a binding (not a handle) of memory bound by `owner`. */
 function isBindingOf(b: unknown, owner: object): boolean {
@@ -168,6 +308,34 @@ function badArity(kernel: Kernel, buffers: number, info: boolean): never {
     }: one buffer each in (group, binding) order, info words taking the last when given) but the launch binds ${buffers} buffer${
       buffers === 1 ? "" : "s"
     }${info ? " plus info words" : " and no info words"}`,
+  );
+}
+
+function badShortBinding(kernel: Kernel, i: number, bytes: number): never {
+  const name = kernel.layout.bindingNames[i] ?? `binding ${i}`;
+  const need = kernel.layout.bindingSizes[i]!;
+  throw new RangeError(
+    `launch(${kernel.name}) buffer ${i}: binding "${name}" needs at least ${need} B by its WGSL type, and the buffer has ${bytes} B (WebGPU would fail the whole batch at submit)`,
+  );
+}
+
+function badShortInfo(kernel: Kernel, n: number, words: number): never {
+  const name = kernel.layout.bindingNames[n] ?? `binding ${n}`;
+  const need = Math.ceil(kernel.layout.bindingSizes[n]! / 4);
+  throw new RangeError(
+    `launch(${kernel.name}): info words take binding "${name}", whose WGSL type needs ${need} words (${
+      need * 4
+    } B), and the launch gives ${words} (WebGPU would fail the whole batch at submit)`,
+  );
+}
+
+function badUniformInfo(kernel: Kernel, words: number, max: number): never {
+  throw new ResourceLimitError(
+    "binding-size",
+    `launch(${kernel.name})`,
+    [words * 4],
+    [max],
+    "maxUniformBufferBindingSize",
   );
 }
 

@@ -118,6 +118,7 @@ export class ResourceLimitError extends LaunchError {
    * @param requested The requested value(s).
    * @param max The maximum(s).
    * @param limitName The WebGPU limit's name, quoted in the message.
+   * @param hint What to do instead, appended to the message.
    */
   constructor(
     limit: ResourceLimitKind,
@@ -125,11 +126,14 @@ export class ResourceLimitError extends LaunchError {
     requested: readonly number[],
     max: readonly number[],
     limitName: string,
+    hint?: string,
   ) {
     super(
       "too-many-resources",
       kernel,
-      `${kernel}: requested ${requested.join("×")} exceeds the device limit ${limitName} = ${max.join("×")}`,
+      `${kernel}: requested ${requested.join("×")} exceeds the device limit ${limitName} = ${max.join("×")}${
+        hint === undefined ? "" : `; ${hint}`
+      }`,
     );
     this.limit = limit;
     this.requested = requested;

@@ -186,7 +186,7 @@ export function buildGraph(
     infoBuffer = device.createBuffer({
       label: `${label} info (${infoBytes} B)`,
       size: infoBytes,
-      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
     });
     owned.push(infoBuffer);
     const host = new Uint32Array(infoBytes / 4);

@@ -10,18 +10,23 @@
  * mention.
  *
  * The runtime binds all of them in one bind group, with an explicit layout:
- * read-write storage buffers, and the info words as read-only storage with a
- * dynamic offset. The compiled source is the user's with each of these
- * declarations rewritten in place to match: `@group(0) @binding(i)` in
+ * read-write storage buffers, and the info words with a dynamic offset, as a
+ * uniform buffer when the last binding is declared `var<uniform>` (it then
+ * counts toward `maxUniformBuffersPerShaderStage`, not the storage limit),
+ * else as read-only storage. The compiled source is the user's with each of
+ * these declarations rewritten in place to match: `@group(0) @binding(i)` in
  * argument order, `var<storage, read_write>` (a pooled buffer shares its
  * `GPUBuffer` with others, and WebGPU forbids binding one buffer both
- * writable and read-only in one dispatch), and `var<storage, read>` for the
- * info binding. A `var<uniform>` keeps its memory layout as storage: WGSL lays
- * out a type the same way in both address spaces, and the uniform rules only
- * add constraints. Every other resource declaration moves to a binding of its
- * own past these, so no entry point of the module sees two at one place.
- * Rewrites keep the source's line breaks, so compiler messages point at the
- * user's lines and names.
+ * writable and read-only in one dispatch), and `var<uniform>` or
+ * `var<storage, read>` for the info binding. WGSL lays out a type the same
+ * way in every address space (the uniform rules only add constraints), but
+ * Deno's GL backend ignores `@align` and `@size` and lays storage out by
+ * std430: so each struct the bindings reach whose layout depends on those
+ * attributes is rewritten with explicit padding members (`_struct_layout.ts`).
+ * Every other resource declaration moves to a binding of its own past these,
+ * so no entry point of the module sees two at one place. Rewrites keep the
+ * source's line breaks, so compiler messages point at the user's lines and
+ * names.
  *
  * Refused with a `KernelLayoutError`, at definition: a texture, sampler or
  * storage texture the entry point uses; a `var` of another address space with
@@ -32,8 +37,10 @@
  * @module
  */
 
+import type { BindingKind } from "../contract/kernel.ts";
 import { KernelLayoutError } from "../errors/kernel_errors.ts";
 import type { ModuleScope } from "./_module_scope.ts";
+import { TypeLayouts } from "./_struct_layout.ts";
 import {
   type Attribute,
   type Declaration,
@@ -47,6 +54,10 @@ import {
 export interface BindingPlan {
   /** Names of the bound variables, in argument order. */
   readonly names: readonly string[];
+  /** How each is declared, in argument order. */
+  readonly kinds: readonly BindingKind[];
+  /** Fewest bytes each takes by the WGSL layout rules (0 when unknown), in argument order. */
+  readonly sizes: readonly number[];
   /** The source to compile for launches without info words. */
   readonly wgsl: string;
   /** The source to compile for launches with info words (the last binding read-only). */
@@ -217,14 +228,25 @@ export function planBindings(
     }
   }
   const n = kept.length;
+  const kinds = kept.map((b): BindingKind =>
+    b.res.space === "uniform" ? "uniform" : b.res.access === "read" ? "read-only-storage" : "storage"
+  );
+  const types = new TypeLayouts(src, decls, scope);
+  const all = kept.map((b) => b.res.type);
+  const asStorage = types.explicitStructs(src, all);
+  // With info words, a last binding declared var<uniform> binds as a uniform: its structs keep their attributes.
+  const asInfo = n > 0 && kinds[n - 1] === "uniform"
+    ? types.explicitStructs(src, all.slice(0, -1), all.slice(-1))
+    : asStorage;
   const edits = (info: boolean) => {
-    const list: [number, number, string][] = [];
+    const list: [number, number, string][] = [...(info ? asInfo : asStorage)];
     kept.forEach((b, i) => {
       const r = b.res;
-      const access = info && i === n - 1 ? "read" : "read_write";
+      const last = info && i === n - 1;
       list.push([r.group!.start, r.group!.end, "@group(0)"]);
       list.push([r.binding!.start, r.binding!.end, `@binding(${i})`]);
-      list.push([r.varStart, r.varEnd, `var<storage, ${access}>`]);
+      const space = !last ? "var<storage, read_write>" : kinds[i] === "uniform" ? "var<uniform>" : "var<storage, read>";
+      list.push([r.varStart, r.varEnd, space]);
     });
     // Resources this entry point does not bind: out of the way, each at a binding of its own.
     let next = n;
@@ -237,6 +259,8 @@ export function planBindings(
   };
   return {
     names: kept.map((b) => b.res.name),
+    kinds,
+    sizes: kept.map((b) => types.of(b.res.type)?.size ?? 0),
     wgsl: rewrite(wgsl, edits(false)),
     wgslWithInfo: rewrite(wgsl, edits(true)),
   };

@@ -115,6 +115,8 @@ export function readLayout(
     workgroupSize,
     bindings: plan.names.length === 0 ? null : plan.names.length,
     bindingNames: plan.names,
+    bindingKinds: plan.kinds,
+    bindingSizes: plan.sizes,
     sharedMemoryBytes: shared,
   };
   return { layout, plan };

@@ -116,8 +116,14 @@ export function splitTopLevel(s: string): string[] {
   return parts;
 }
 
-/** Reads the attributes at the start of a declaration: `text` is the source from offset `at` on. */
-function declaration(text: string, at: number): Declaration {
+/**
+ * Reads the attributes at the start of a declaration (or of a struct member).
+ *
+ * @param text The source from offset `at` on.
+ * @param at Where `text` starts in the source.
+ * @returns The attributes, and the text after them.
+ */
+export function attributesOf(text: string, at: number): Declaration {
   const attributes: Attribute[] = [];
   let i = 0;
   for (;;) {
@@ -156,14 +162,14 @@ export function moduleDeclarations(src: string): Declaration[] {
     const c = src[i];
     if (c === "{") depth++;
     else if (c === "}" && depth > 0 && --depth === 0) {
-      out.push(declaration(src.slice(from, i + 1), from));
+      out.push(attributesOf(src.slice(from, i + 1), from));
       from = i + 1;
     } else if (c === ";" && depth === 0) {
-      out.push(declaration(src.slice(from, i), from));
+      out.push(attributesOf(src.slice(from, i), from));
       from = i + 1;
     }
   }
-  out.push(declaration(src.slice(from), from));
+  out.push(attributesOf(src.slice(from), from));
   return out;
 }
 

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { CompilationError, ResourceLimitError, type ServerError } from "../errors.ts";
+import { CompilationError, type ServerError } from "../errors.ts";
 import type { ServerLogger } from "../logger.ts";
 import type { Kernel } from "../contract/kernel.ts";
 
@@ -33,6 +33,8 @@ export interface PipelineEntry {
   readonly buffers: number;
   /** True when the last binding holds info words. */
   readonly info: boolean;
+  /** True when the info words are bound as a uniform buffer (the kernel declares that binding `var<uniform>`). */
+  readonly uniformInfo: boolean;
   /** Validation state. */
   state: PipelineState;
   /** The failure, once known. */
@@ -43,22 +45,9 @@ export interface PipelineEntry {
   memo: object | null;
 }
 
-/** Device limits the compile path checks. */
-export interface KernelLimits {
-  /** `maxComputeWorkgroupSizeX/Y/Z`. */
-  maxCubeDim: readonly [number, number, number];
-  /** `maxComputeInvocationsPerWorkgroup`. */
-  maxUnitsPerCube: number;
-  /** `maxComputeWorkgroupStorageSize`. */
-  maxSharedMemory: number;
-  /** `maxStorageBuffersPerShaderStage`. */
-  maxStorageBuffers: number;
-}
-
 /** Pipelines and bind group layouts of one device. */
 export class PipelineCache {
   #device: GPUDevice;
-  #limits: KernelLimits;
   #entries = new Map<string, (PipelineEntry | undefined)[]>();
   #modules = new Map<string, GPUShaderModule>();
   #layouts: GPUBindGroupLayout[] = [];
@@ -66,16 +55,16 @@ export class PipelineCache {
   #logger: ServerLogger;
 
   /**
-   * Creates the instance.
+   * Creates the instance. Device limits are not checked here: the launch
+   * door (`checkLaunch`) refuses a kernel that does not fit the device at the
+   * call, before any pipeline is made.
    *
    * @param device The device.
    * @param logger Receives compilation logs.
-   * @param limits The limits checked before compiling.
    */
-  constructor(device: GPUDevice, logger: ServerLogger, limits: KernelLimits) {
+  constructor(device: GPUDevice, logger: ServerLogger) {
     this.#device = device;
     this.#logger = logger;
-    this.#limits = limits;
   }
 
   /** Number of pipelines compiled so far (failed ones included). */
@@ -107,8 +96,6 @@ export class PipelineCache {
    * @param buffers Storage buffers bound.
    * @param info Whether an info binding follows them.
    * @returns The entry (possibly `pending`).
-   * @throws {ResourceLimitError} When the kernel's workgroup size, shared memory
-   * or binding count exceeds a device limit; nothing is compiled or cached.
    */
   get(kernel: Kernel, buffers: number, info: boolean): PipelineEntry {
     const slot = buffers * 2 + (info ? 1 : 0);
@@ -124,48 +111,8 @@ export class PipelineCache {
     return this.#compile(kernel, buffers, info, slot);
   }
 
-  #checkLimits(kernel: Kernel, buffers: number, info: boolean): void {
-    const l = this.#limits;
-    const ws = kernel.layout.workgroupSize;
-    if (ws !== null) {
-      if (ws[0] > l.maxCubeDim[0] || ws[1] > l.maxCubeDim[1] || ws[2] > l.maxCubeDim[2]) {
-        throw new ResourceLimitError("cube-dim", kernel.name, ws, l.maxCubeDim, "maxComputeWorkgroupSize{X,Y,Z}");
-      }
-      const units = ws[0] * ws[1] * ws[2];
-      if (units > l.maxUnitsPerCube) {
-        throw new ResourceLimitError(
-          "units",
-          kernel.name,
-          [units],
-          [l.maxUnitsPerCube],
-          "maxComputeInvocationsPerWorkgroup",
-        );
-      }
-    }
-    const shared = kernel.layout.sharedMemoryBytes;
-    if (shared !== null && shared > l.maxSharedMemory) {
-      throw new ResourceLimitError(
-        "shared-memory",
-        kernel.name,
-        [shared],
-        [l.maxSharedMemory],
-        "maxComputeWorkgroupStorageSize",
-      );
-    }
-    const bound = buffers + (info ? 1 : 0);
-    if (bound > l.maxStorageBuffers) {
-      throw new ResourceLimitError(
-        "bindings",
-        kernel.name,
-        [bound],
-        [l.maxStorageBuffers],
-        "maxStorageBuffersPerShaderStage",
-      );
-    }
-  }
-
-  #layoutFor(buffers: number, info: boolean): number {
-    const id = buffers * 2 + (info ? 1 : 0);
+  #layoutFor(buffers: number, info: boolean, uniform: boolean): number {
+    const id = buffers * 3 + (info ? (uniform ? 2 : 1) : 0);
     if (this.#layouts[id] === undefined) {
       const entries: GPUBindGroupLayoutEntry[] = [];
       for (let i = 0; i < buffers; i++) {
@@ -175,19 +122,19 @@ export class PipelineCache {
         entries.push({
           binding: buffers,
           visibility: GPUShaderStage.COMPUTE,
-          buffer: { type: "read-only-storage", hasDynamicOffset: true },
+          buffer: { type: uniform ? "uniform" : "read-only-storage", hasDynamicOffset: true },
         });
       }
-      const label = `layout ${buffers} buffers${info ? " + info" : ""}`;
+      const label = `layout ${buffers} buffers${info ? (uniform ? " + uniform info" : " + info") : ""}`;
       this.#layouts[id] = this.#device.createBindGroupLayout({ label, entries });
     }
     return id;
   }
 
   #compile(kernel: Kernel, buffers: number, info: boolean, slot: number): PipelineEntry {
-    this.#checkLimits(kernel, buffers, info);
     const device = this.#device;
-    const layoutId = this.#layoutFor(buffers, info);
+    const uniformInfo = info && kernel.layout.bindingKinds[buffers] === "uniform";
+    const layoutId = this.#layoutFor(buffers, info, uniformInfo);
     const bgl = this.#layouts[layoutId]!;
     // Each pipeline gets its own pipeline layout (over the shared bind group
     // layout): Deno 2.9's wgpu does not refresh the minimum binding sizes it
@@ -233,6 +180,7 @@ export class PipelineCache {
       layoutId,
       buffers,
       info,
+      uniformInfo,
       state: "pending",
       error: null,
       memo: null,

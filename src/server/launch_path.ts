@@ -11,7 +11,7 @@
 import { badCountForm, checkLaunch, type LaunchLimits } from "../contract/launch_checks.ts";
 import type { Kernel } from "../contract/kernel.ts";
 import type { BufferBinding, CubeCount, InfoWords, KernelArguments, LaunchMode } from "../contract/types.ts";
-import { type DeviceLostError, ResourceLimitError } from "../errors.ts";
+import type { DeviceLostError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
 import type { Stream } from "../stream/stream.ts";
@@ -92,16 +92,7 @@ export class LaunchPath {
     if (indirect === null && (x === 0 || y === 0 || z === 0)) return;
     const s = (stream < this.#maxStreams ? this.#streams[stream] : undefined) ?? this.#streamOf(stream);
     const ctx = this.#ctx;
-    let entry;
-    try {
-      entry = ctx.pipelines.get(kernel, buffers.length, info !== null);
-    } catch (e) {
-      if (e instanceof ResourceLimitError) {
-        s.errors.push(e);
-        return;
-      }
-      throw e;
-    }
+    const entry = ctx.pipelines.get(kernel, buffers.length, info !== null);
     const dry = this.dryRun > 0;
     if (this.#logLaunch) {
       ctx.logger.log(

@@ -28,6 +28,7 @@ import { ServerMemory } from "./server_memory.ts";
 import { DEFAULT_TASKS_MAX, type ServerOptions } from "./server_options.ts";
 import { type StreamHost, StreamSlots } from "./stream_slots.ts";
 import type { DeviceProperties } from "../contract/types.ts";
+import { infoOffsetAlignment, launchLimits } from "../contract/launch_checks.ts";
 import type { OwnerResolver } from "../stream/_stream_parts.ts";
 
 /** What a server is set up from. */
@@ -107,17 +108,13 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
   const ctx = new DeviceContext({
     device,
     bindGroups: new BindGroupCache(device),
-    pipelines: new PipelineCache(device, logger, {
-      maxCubeDim: props.hardware.maxCubeDim,
-      maxUnitsPerCube: props.hardware.maxUnitsPerCube,
-      maxSharedMemory: props.hardware.maxSharedMemorySize,
-      maxStorageBuffers: props.limits.maxStorageBuffersPerShaderStage ?? 8,
-    }),
+    pipelines: new PipelineCache(device, logger),
     settings: {
       tasksMax,
       openPassAhead,
       maxStreams,
       storageOffsetAlignment: props.limits.minStorageBufferOffsetAlignment ?? 256,
+      infoOffsetAlignment: infoOffsetAlignment(props),
       alignment: props.memory.alignment,
       maxBufferSize: props.memory.maxBufferSize,
       maxBindingSize: props.memory.maxPageSize,
@@ -130,7 +127,7 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
   const resolve: OwnerResolver = (binding) => server.stream(binding.stream).memory.resolve(binding.memory);
   const slots = new StreamSlots({ ctx, pools, persistentMemory, deviceTiming, resolveOwner: resolve });
   const hostStaging = new HostStagingPool();
-  const graphs = new GraphRegistry(device, ctx.settings.storageOffsetAlignment);
+  const graphs = new GraphRegistry(device, ctx.settings.infoOffsetAlignment);
   return {
     ctx,
     utilities,
@@ -145,12 +142,7 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
       ctx,
       streams: slots.streams,
       streamOf: (id) => server.stream(id),
-      limits: {
-        owner: server,
-        maxCount: props.hardware.maxCubeCount[0],
-        maxBinding: props.memory.maxPageSize,
-        storageAlign: props.limits.minStorageBufferOffsetAlignment ?? 256,
-      },
+      limits: launchLimits(server, props),
       logLaunch,
     }),
     tuner: deviceTuner(props, options.tuneCache, (level, message) => {

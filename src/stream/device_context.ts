@@ -15,6 +15,7 @@
 import type { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import type { PipelineCache } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory } from "../contract/managed_memory.ts";
+import { EMPTY_BINDING_BYTES } from "../contract/launch_checks.ts";
 import { DeviceLostError, type ServerError } from "../errors.ts";
 import { allocateStorageId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";
@@ -28,8 +29,10 @@ export interface StreamSettings {
   openPassAhead: boolean;
   /** Number of stream slots. */
   maxStreams: number;
-  /** `minStorageBufferOffsetAlignment` (info arena offsets). */
+  /** `minStorageBufferOffsetAlignment`. */
   storageOffsetAlignment: number;
+  /** Alignment of info arena offsets: storage's and uniform's offset alignments, the larger. */
+  infoOffsetAlignment: number;
   /** Pool alignment. */
   alignment: number;
   /** `maxBufferSize`. */
@@ -74,7 +77,7 @@ export class DeviceContext {
   /** A small scratch buffer bound in place of zero-byte bindings (WebGPU cannot bind 0 bytes). */
   get emptyBinding(): { buffer: GPUBuffer; id: number; size: number } {
     if (this.#empty === null) {
-      const size = 256;
+      const size = EMPTY_BINDING_BYTES;
       const buffer = this.device.createBuffer({
         label: "zero-byte binding scratch",
         size,

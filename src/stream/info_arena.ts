@@ -61,7 +61,7 @@ export class InfoArena {
     this.buffer = this.#device.createBuffer({
       label: `${this.#label} (${capacity} B)`,
       size: capacity,
-      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
     });
     this.id = allocateStorageId();
     this.#shadowWords = 0; // a new buffer holds nothing yet

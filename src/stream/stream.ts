@@ -115,8 +115,8 @@ export class Stream implements QueueHost {
     const s = parts.ctx.settings;
     this.systemProfiler = new SystemProfiler(parts.slot);
     this.#arena = new InfoArena(parts.ctx.device, {
-      capacity: Math.max(64 * 1024, Math.min(s.tasksMax, 1024) * s.storageOffsetAlignment),
-      alignment: s.storageOffsetAlignment,
+      capacity: Math.max(64 * 1024, Math.min(s.tasksMax, 1024) * s.infoOffsetAlignment),
+      alignment: s.infoOffsetAlignment,
       maxCapacity: s.maxBufferSize,
       label: `${this.label} info arena`,
     });

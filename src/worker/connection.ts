@@ -15,7 +15,7 @@
 import { ExclusiveLock } from "../_util/exclusive_lock.ts";
 import { Handle } from "../contract/handle.ts";
 import type { Kernel } from "../contract/kernel.ts";
-import type { LaunchLimits } from "../contract/launch_checks.ts";
+import { type LaunchLimits, launchLimits } from "../contract/launch_checks.ts";
 import type { BufferBinding, DeviceProperties, InfoWords, LaunchMode, MemoryKind } from "../contract/types.ts";
 import type { MemoryAllocationMode } from "../contract/memory_types.ts";
 import { DeviceLostError, GraphStateError, ServerError } from "../errors.ts";
@@ -98,12 +98,7 @@ export class WorkerConnection implements ExitParticipant {
     this.maxStreams = ready.maxStreams;
     this.fastReads = ready.fastReads;
     this.thread = ready.thread;
-    this.limits = {
-      owner: this,
-      maxCount: ready.properties.hardware.maxCubeCount[0],
-      maxBinding: ready.properties.memory.maxPageSize,
-      storageAlign: ready.properties.limits.minStorageBufferOffsetAlignment ?? 256,
-    };
+    this.limits = launchLimits(this, ready.properties);
     this.layoutPolicy = new ContiguousLayoutPolicy(ready.properties.memory.alignment);
     worker.onmessage = (e: MessageEvent<WorkerMessage>) => this.#onMessage(e.data);
     worker.onerror = (e) => {

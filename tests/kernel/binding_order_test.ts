@@ -96,7 +96,8 @@ struct P { k: f32 }
   assert.equal(compiled.split("\n")[8], wgsl.split("\n")[8]);
   assert.match(compiled, /@group\(0\) @binding\(2\) var<storage, read_write> p: P;/);
   assert.match(compiled, /@group\(0\)\n {2}@binding\(1\) var<storage, read_write>\n src: array<u32>;/);
-  assert.match(kernel.compiledWgsl(true), /@group\(0\) @binding\(2\) var<storage, read> p: P;/);
+  // With info words a last binding declared var<uniform> binds as a uniform.
+  assert.match(kernel.compiledWgsl(true), /@group\(0\) @binding\(2\) var<uniform> p: P;/);
   await withClient(async (client) => {
     const x = client.create(new Uint32Array(1));
     client.launch(kernel, [1], [x, x, x]);

@@ -1,9 +1,9 @@
 /**
  * Regression: a launch recorded inside a capture window can fail after it
  * was queued: its kernel fails to compile (the compile error is queued once
- * validation is known), or it is refused for a device limit (the
- * `ResourceLimitError` is queued and nothing is recorded). Contract 5.3 makes
- * such a queued error fail `endCapture`. But a `flush` inside the window
+ * validation is known). Contract 5.3 makes such a queued error fail
+ * `endCapture`. (A launch refused for a device limit used to be queued the
+ * same way; it is now refused at the call, issue 30, and records nothing.) But a `flush` inside the window
  * drained it like any other error, and `endCapture` then stored a graph that
  * silently lacked the refused launch, or that held the failed pipeline: every
  * replay of it then invalidated the whole batch it was encoded into, so the
@@ -94,16 +94,21 @@ Deno.test("a kernel that fails to compile inside a capture window makes endCaptu
   });
 });
 
-Deno.test("a launch refused for a device limit inside a capture window makes endCapture fail even after a flush reported it", async () => {
+Deno.test("a launch refused for a device limit inside a capture window throws at the call, and the graph holds the launches around it", async () => {
   await withClient(async (client) => {
-    const { input, output } = await failedCapture(
-      client,
-      huge,
-      ResourceLimitError,
-      "no graph lacking the refused launch was stored",
-    );
-    client.write(input, new Float32Array([5, 6, 7, 8]));
+    const input = client.create(new Float32Array([1, 2, 3, 4]));
+    const output = client.empty(16);
+    const x = client.create(new Uint32Array([1, 1, 1, 1]));
+    client.graphPrepare();
     client.launch(plusOne, [1], [input, output]);
-    assert.deepEqual([...await readF32(client, output)], [6, 7, 8, 9], "the stream works normally afterwards");
+    await client.beginCapture();
+    client.launch(plusOne, [1], [input, output]);
+    assert.throws(() => client.launch(huge, [1], [x]), ResourceLimitError);
+    await client.flush();
+    const graph = await client.endCapture();
+    client.write(input, new Float32Array([5, 6, 7, 8]));
+    graph.replay();
+    assert.deepEqual([...await readF32(client, output)], [6, 7, 8, 9], "the replay ran the launch recorded");
+    assert.deepEqual([...await readU32(client, x)], [1, 1, 1, 1], "the refused launch ran nowhere");
   });
 });

@@ -25,12 +25,7 @@ Deno.test("a pipeline whose error scopes reject is not cached: the next request 
   const adapter = await navigator.gpu.requestAdapter();
   const device = await adapter!.requestDevice();
   try {
-    const cache = new PipelineCache(device, new ServerLogger({}), {
-      maxCubeDim: [256, 256, 64],
-      maxUnitsPerCube: 256,
-      maxSharedMemory: 16384,
-      maxStorageBuffers: 8,
-    });
+    const cache = new PipelineCache(device, new ServerLogger({}));
     const pop = device.popErrorScope.bind(device);
     device.popErrorScope = () => pop().then(() => Promise.reject(new Error("scope lost")));
     const first = cache.get(copy, 2, false);
