@@ -7,7 +7,7 @@
  */
 
 import { Handle } from "../contract/handle.ts";
-import { checkHandle, checkSize } from "../contract/handle_checks.ts";
+import { checkCountWords, checkHandle, checkSize } from "../contract/handle_checks.ts";
 import { checkDescriptor } from "../contract/descriptors.ts";
 import { ManagedMemory } from "../contract/managed_memory.ts";
 import type { MemoryLayoutDescriptor } from "../contract/memory_types.ts";
@@ -56,6 +56,7 @@ export function countBytes(x: number, y: number, z: number): Uint8Array<ArrayBuf
 /** Allocates an indirect count holding `[x, y, z]` (see `ComputeClient.createCount`). */
 export function createCountOn(t: Target, x: number, y: number, z: number): Handle {
   const bytes = countBytes(x, y, z);
+  checkCountWords(bytes, t.server.properties.hardware.maxCubeCount[0], "createCount");
   const h = emptyCountOn(t);
   writeBytes(t, h, bytes);
   return h;
@@ -88,6 +89,9 @@ export function writeOn(t: Target, handle: Handle, data: HostData): void {
   const bytes = toBytes(data, "write");
   if (bytes.byteLength !== h.sizeInUse) {
     throw new RangeError(`write: ${bytes.byteLength} B given for memory ${h.memory.id} of ${h.sizeInUse} B`);
+  }
+  if (h.memory.count && h.offsetStart === 0) {
+    checkCountWords(bytes, t.server.properties.hardware.maxCubeCount[0], "write (an indirect count)");
   }
   writeBytes(t, h, bytes);
 }

@@ -120,6 +120,8 @@ export class MemoryClient {
    * @param z Workgroups along z.
    * @returns A 12-byte handle owning one reference.
    * @throws {RangeError} When a count is not an integer in `[0, 2^32)`.
+   * @throws {ResourceLimitError} When a count exceeds `maxComputeWorkgroupsPerDimension`
+   * (WebGPU would skip the dispatch without an error); `write` into a count checks the same.
    */
   createCount(x = 1, y = 1, z = 1): Handle {
     return createCountOn(this, x, y, z);
@@ -127,7 +129,9 @@ export class MemoryClient {
 
   /**
    * Allocates an indirect workgroup count with unspecified contents (a kernel
-   * writes it); see `createCount`.
+   * writes it); see `createCount`. A count a kernel writes is not checked:
+   * WebGPU skips, without an error, an indirect dispatch whose count exceeds
+   * `maxComputeWorkgroupsPerDimension`.
    *
    * @returns A 12-byte handle owning one reference.
    */

@@ -10,7 +10,7 @@
  */
 
 import type { Handle } from "../contract/handle.ts";
-import { checkHandle, checkSize, checkStagingSizes } from "../contract/handle_checks.ts";
+import { checkCountWords, checkHandle, checkSize, checkStagingSizes } from "../contract/handle_checks.ts";
 import { checkDescriptor } from "../contract/descriptors.ts";
 import type {
   MemoryAllocationMode,
@@ -114,9 +114,12 @@ export class WorkerMemoryClient {
    * @param z Workgroups along z.
    * @returns A 12-byte handle owning one reference.
    * @throws {RangeError} When a count is not an integer in `[0, 2^32)`.
+   * @throws {ResourceLimitError} When a count exceeds `maxComputeWorkgroupsPerDimension`
+   * (WebGPU would skip the dispatch without an error); `write` into a count checks the same.
    */
   createCount(x = 1, y = 1, z = 1): Handle {
     const bytes = countBytes(x, y, z);
+    checkCountWords(bytes, this.#conn.properties.hardware.maxCubeCount[0], "createCount");
     const h = this.emptyCount();
     this.#conn.write(h, bytes, this.stream);
     return h;
@@ -124,7 +127,9 @@ export class WorkerMemoryClient {
 
   /**
    * Allocates an indirect workgroup count with unspecified contents (a kernel
-   * writes it); see `createCount`.
+   * writes it); see `createCount`. A count a kernel writes is not checked:
+   * WebGPU skips, without an error, an indirect dispatch whose count exceeds
+   * `maxComputeWorkgroupsPerDimension`.
    *
    * @returns A 12-byte handle owning one reference.
    */
@@ -160,6 +165,9 @@ export class WorkerMemoryClient {
     const bytes = toBytes(data, "write");
     if (bytes.byteLength !== h.sizeInUse) {
       throw new RangeError(`write: ${bytes.byteLength} B given for memory ${h.memory.id} of ${h.sizeInUse} B`);
+    }
+    if (h.memory.count && h.offsetStart === 0) {
+      checkCountWords(bytes, this.#conn.properties.hardware.maxCubeCount[0], "write (an indirect count)");
     }
     this.#conn.write(h, bytes, this.stream);
   }

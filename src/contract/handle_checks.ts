@@ -32,6 +32,32 @@ export function checkHandle(server: object, h: unknown, where: string): Handle {
 }
 
 /**
+ * Checks the words written into an indirect count against the dispatch
+ * limit: WebGPU skips, without an error, an indirect dispatch whose count is
+ * above `maxComputeWorkgroupsPerDimension`.
+ *
+ * @param bytes The bytes written (the count's 12 bytes: x, y, z).
+ * @param max `maxComputeWorkgroupsPerDimension`.
+ * @param where The call, for the error.
+ * @throws {ResourceLimitError} `cube-count` when a word exceeds `max`.
+ */
+export function checkCountWords(bytes: Uint8Array, max: number, where: string): void {
+  if (bytes.byteLength < 12) return;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, 12);
+  const counts = [view.getUint32(0, true), view.getUint32(4, true), view.getUint32(8, true)];
+  if (counts.some((c) => c > max)) {
+    throw new ResourceLimitError(
+      "cube-count",
+      where,
+      counts,
+      [max, max, max],
+      "maxComputeWorkgroupsPerDimension",
+      "WebGPU would skip the indirect dispatch without an error",
+    );
+  }
+}
+
+/**
  * Returns `size` as a byte count the device can allocate.
  *
  * @param server The client's server.

@@ -48,6 +48,7 @@ export class ManagedMemory {
   /** Holders that count for `canMut`: the pool's slice and user handles. */
   handles: number;
   #server: object | null = null;
+  #count = false;
 
   /**
    * Creates the instance.
@@ -73,9 +74,16 @@ export class ManagedMemory {
    * Records the server that bound this descriptor (`initializeMemory`).
    *
    * @param server The server.
+   * @param count True for an indirect workgroup count (its writes are checked against the dispatch limit).
    */
-  boundBy(server: object): void {
+  boundBy(server: object, count = false): void {
     this.#server = server;
+    this.#count = count;
+  }
+
+  /** True for an indirect workgroup count (`createCount`, `emptyCount`). */
+  get count(): boolean {
+    return this.#count;
   }
 
   /** True when the pool's slice plus exactly one user handle refer to it. */

@@ -96,7 +96,7 @@ export class ServerMemory {
     const mm = s.memory;
     const reserved = usage === "count" ? s.counts.reserve(dryRun) : mm.reserve(size, dryRun);
     mm.bind(reserved, memory);
-    memory.boundBy(this.#server); // reads and writes through another server refuse it
+    memory.boundBy(this.#server, usage === "count"); // reads and writes through another server refuse it
     if (this.#logger.memoryFull) {
       this.#logger.log("memory", `stream ${stream}: reserved ${size} B for memory ${memory.id}`);
     }

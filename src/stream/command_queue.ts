@@ -34,9 +34,31 @@ export interface QueueHost {
   readonly timestamping: boolean;
 }
 
+/** What a command buffer holds, for the error that says which work did not run. */
+interface BatchContents {
+  /** Commands encoded (dispatches and copies). */
+  readonly commands: number;
+  /** The pipelines set, in order (repeats included; at most `BATCH_PIPELINES_KEPT`). */
+  readonly pipelines: readonly GPUComputePipeline[];
+  /** Graph replays encoded. */
+  readonly replays: number;
+}
+
 interface Finished {
   cb: GPUCommandBuffer;
   entry: PipelineEntry | null;
+  contents: BatchContents;
+}
+
+/** Pipelines a batch remembers for its error message. */
+const BATCH_PIPELINES_KEPT = 64;
+
+/** The kernels of a batch, from its pipelines' labels (`kernel <name> (...)`), each once. */
+function kernelsOf(contents: BatchContents): string {
+  const names = new Set<string>();
+  for (const p of contents.pipelines) names.add(/^kernel (.*?)(?: \(|$)/.exec(p.label)?.[1] ?? p.label);
+  const list = [...names].join(", ");
+  return contents.replays > 0 ? `${list}${list ? "; " : ""}${contents.replays} graph replays` : list;
 }
 
 /** Encoder, pass and submission queue of one stream. */
@@ -53,6 +75,10 @@ export class CommandQueue {
   commands = 0;
   /** Dispatches encoded since the last submit. */
   tasks = 0;
+  /** Graph replays encoded in the current encoder. */
+  replays = 0;
+  /** Pipelines set in the current encoder (for the error of a batch that fails). */
+  #pipelines: GPUComputePipeline[] = [];
   #ctx: DeviceContext;
   #host: QueueHost;
   #arena: InfoArena;
@@ -121,6 +147,7 @@ export class CommandQueue {
     pass.setPipeline(pipeline);
     this.lastPipeline = pipeline;
     this.lastBindGroup = null;
+    if (this.#pipelines.length < BATCH_PIPELINES_KEPT) this.#pipelines.push(pipeline);
   }
 
   /**
@@ -182,22 +209,35 @@ export class CommandQueue {
     this.#segment = entry;
   }
 
+  /** What the current encoder holds; starts the next encoder's record. */
+  #takeContents(): BatchContents {
+    const contents = { commands: this.commands, pipelines: this.#pipelines, replays: this.replays };
+    if (this.#pipelines.length > 0) this.#pipelines = [];
+    this.replays = 0;
+    return contents;
+  }
+
   #finishEncoder(): void {
     this.endPass();
     if (this.#encoder === null) return;
     const device = this.#ctx.device;
     const entry = this.#segment;
+    const contents = this.#takeContents();
     device.pushErrorScope("validation");
     const cb = this.#encoder.finish({ label: `${this.#host.label} commands #${this.#encoderNo}` });
-    this.#queueScopeError(device.popErrorScope(), entry);
+    this.#queueScopeError(device.popErrorScope(), entry, contents);
     this.#encoder = null;
-    this.#finished.push({ cb, entry });
+    this.#finished.push({ cb, entry, contents });
     this.commands = 0;
   }
 
-  #batchError(err: GPUError, entry: PipelineEntry | null): ServerError {
+  #batchError(err: GPUError, entry: PipelineEntry | null, contents: BatchContents | null): ServerError {
+    // WebGPU drops a whole command buffer that fails validation: say what did not run.
+    const lost = contents === null || contents.commands === 0
+      ? ""
+      : `; none of the batch's ${contents.commands} commands ran (kernels: ${kernelsOf(contents) || "none"})`;
     return entry === null
-      ? new DeviceValidationError(`${this.#host.label}: a submitted batch failed validation: ${err.message}`, {
+      ? new DeviceValidationError(`${this.#host.label}: a submitted batch failed validation: ${err.message}${lost}`, {
         cause: err,
       })
       : new LaunchError(
@@ -210,26 +250,30 @@ export class CommandQueue {
       );
   }
 
-  #submitScoped(cbs: GPUCommandBuffer[], entry: PipelineEntry | null): void {
+  #submitScoped(items: Finished[], entry: PipelineEntry | null): void {
     const { device, queue } = this.#ctx;
     device.pushErrorScope("validation");
-    queue.submit(cbs);
-    this.#queueScopeError(device.popErrorScope(), entry);
+    queue.submit(items.map((i) => i.cb));
+    this.#queueScopeError(device.popErrorScope(), entry, merged(items));
   }
 
   /**
    * Queues the error a validation scope caught, once known; nothing when the
    * segment's pipeline failed (its compile error is already queued).
    */
-  #queueScopeError(popped: Promise<GPUError | null>, entry: PipelineEntry | null): void {
+  #queueScopeError(
+    popped: Promise<GPUError | null>,
+    entry: PipelineEntry | null,
+    contents: BatchContents | null,
+  ): void {
     this.#host.errors.track(popped.then((err) => {
       if (err === null) return;
       if (entry === null) {
-        this.#host.errors.push(this.#batchError(err, null));
+        this.#host.errors.push(this.#batchError(err, null, contents));
         return;
       }
       return entry.checked.then(() => {
-        if (entry.state !== "failed") this.#host.errors.push(this.#batchError(err, entry));
+        if (entry.state !== "failed") this.#host.errors.push(this.#batchError(err, entry, contents));
       });
     }));
   }
@@ -248,9 +292,10 @@ export class CommandQueue {
     if (this.#finished.length === 0 && this.#segment === null && this.#encoder !== null) {
       // The common case, one command buffer of the normal segment: one error scope covers its finish and submit.
       const { device, queue } = this.#ctx;
+      const contents = this.#takeContents();
       device.pushErrorScope("validation");
       queue.submit([this.#encoder.finish({ label: `${this.#host.label} commands #${this.#encoderNo}` })]);
-      this.#queueScopeError(device.popErrorScope(), null);
+      this.#queueScopeError(device.popErrorScope(), null, contents);
       this.#encoder = null;
       this.commands = 0;
       this.tasks = 0;
@@ -259,16 +304,16 @@ export class CommandQueue {
     if (this.commands > 0) this.#finishEncoder();
     const items = this.#finished;
     this.#finished = [];
-    let normal: GPUCommandBuffer[] = [];
+    let normal: Finished[] = [];
     for (const item of items) {
       const entry = item.entry;
       if (entry === null || entry.state === "valid") {
-        normal.push(item.cb);
+        normal.push(item);
         continue;
       }
       if (normal.length > 0) this.#submitScoped(normal, null);
       normal = [];
-      if (entry.state !== "failed") this.#submitScoped([item.cb], entry);
+      if (entry.state !== "failed") this.#submitScoped([item], entry);
     }
     if (normal.length > 0) this.#submitScoped(normal, null);
     this.tasks = 0;
@@ -292,6 +337,18 @@ export class CommandQueue {
     this.pass = null;
     this.#encoder = null;
     this.#finished = [];
+    this.#pipelines = [];
     this.commands = 0;
+    this.replays = 0;
   }
+}
+
+/** The contents of command buffers submitted together. */
+function merged(items: readonly Finished[]): BatchContents {
+  if (items.length === 1) return items[0]!.contents;
+  return {
+    commands: items.reduce((n, i) => n + i.contents.commands, 0),
+    pipelines: items.flatMap((i) => i.contents.pipelines),
+    replays: items.reduce((n, i) => n + i.contents.replays, 0),
+  };
 }

@@ -336,6 +336,7 @@ export class DispatchEncoder implements DispatchPaths {
       encodeReplay(q, graph.tasks, q.pass ?? q.openPass());
       q.commands += n;
       q.tasks += n;
+      q.replays++;
       return;
     }
     if (this.#held.current !== null) this.#held.releaseNow();

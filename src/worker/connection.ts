@@ -163,7 +163,7 @@ export class WorkerConnection implements ExitParticipant {
    */
   alloc(size: number, stream: StreamId, kind: MemoryKind = "storage"): Handle {
     const memory = new RemoteMemory(this.#freeSlots.pop() ?? this.#nextSlot++, this.#free);
-    memory.boundBy(this);
+    memory.boundBy(this, kind === "count");
     const op = kind === "count" ? Op.allocCount : Op.alloc;
     writeStreamRecord(this.#ring, op, stream, memory.slot, lo(size), hi(size), memory.id);
     return new Handle(this, memory, stream, size);

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { defineKernel } from "../../mod.ts";
+import { defineKernel, ResourceLimitError } from "../../mod.ts";
 import { incKernel, withClient } from "../_gpu.ts";
 import { clientTest } from "../_clients.ts";
 
@@ -80,3 +80,24 @@ clientTest("a count allocation comes from the count pool, reported apart from st
   assert.equal((await client.memoryUsage()).numberAllocs, 2);
   assert.ok(x.sizeInUse > 0 && a.sizeInUse === 12);
 });
+
+clientTest(
+  "createCount and write refuse a count above maxComputeWorkgroupsPerDimension, which WebGPU would skip without an error",
+  async (client) => {
+    const max = client.properties.hardware.maxCubeCount[0];
+    assert.throws(() => client.createCount(max + 1), (e: unknown) => {
+      assert.ok(e instanceof ResourceLimitError, String(e));
+      assert.equal(e.limit, "cube-count");
+      assert.deepEqual([...e.requested], [max + 1, 1, 1]);
+      assert.match(e.message, /createCount.*maxComputeWorkgroupsPerDimension/);
+      return true;
+    });
+    const count = client.createCount(2);
+    assert.throws(() => client.write(count, new Uint32Array([1, max + 5, 1])), ResourceLimitError);
+    client.write(count, new Uint32Array([max, 1, 1])); // at the limit is fine
+    assert.deepEqual([...await client.read(count, Uint32Array)], [max, 1, 1]);
+    // Ordinary memory holding the same words is not a count: writing it is not checked.
+    const plain = client.create(new Uint32Array(3));
+    client.write(plain, new Uint32Array([max + 1, 1, 1]));
+  },
+);

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { CompilationError, DeviceValidationError, IoError, LaunchError, ServerUnhealthyError } from "../../mod.ts";
-import { incKernel, readU32, withClient } from "../_gpu.ts";
+import { incKernel, plusOneKernel, readU32, withClient } from "../_gpu.ts";
 
 Deno.test("an uncaptured device error lands on the stream that acted last and is raised by its next sync", async () => {
   await withClient(async (client) => {
@@ -102,5 +102,25 @@ Deno.test("500 flushes issued without yielding all settle, and a compile error a
     assert.ok(rejected[0].errors[0] instanceof CompilationError && rejected[0].errors[0].kernel === "typo2");
     assert.deepEqual([...await readU32(client, x)], [499, 499, 499, 499]);
     await client.sync();
+  });
+});
+
+Deno.test("a batch that fails validation at submit says which work did not run: its commands and their kernels", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(16));
+    const y = client.create(new Float32Array(16));
+    const z = client.empty(64);
+    client.launch(incKernel, [1], [x]);
+    client.launch(plusOneKernel, [1], [y, z]);
+    client.launch(incKernel, [1], [x]);
+    // Stands for a failure only the device can see: the page's GPUBuffer is gone under the runtime.
+    x.memory.slice!.page.storage.resource!.destroy();
+    await assert.rejects(() => client.flush(), (e: unknown) => {
+      assert.ok(e instanceof ServerUnhealthyError);
+      const err = e.errors.find((x) => x instanceof DeviceValidationError);
+      assert.ok(err, String(e));
+      assert.match(err.message, /none of the batch's 3 commands ran \(kernels: inc, plus-one\)/);
+      return true;
+    });
   });
 });
