@@ -118,5 +118,5 @@ export async function captureSection(server: WebGpuServer, stream: StreamId, fn:
     if (server.stream(stream).capture.armed) server.graphAbort(stream);
     throw e;
   }
-  return await server.endCapture(stream);
+  return await server.endCapture(stream, true);
 }

@@ -92,5 +92,5 @@ export async function captureOn(conn: WorkerConnection, stream: StreamId, fn: ()
     if (conn.capture(stream).state !== "none") conn.graphAbort(stream);
     throw e;
   }
-  return await conn.call({ method: "endCapture", stream }) as GraphId;
+  return await conn.call({ method: "endCapture", stream, sameAsWarmup: true }) as GraphId;
 }

@@ -40,6 +40,53 @@ export interface RecordedDispatch {
   readonly indirect: { buffer: GPUBuffer; offset: number; page: Page; copy: boolean } | null;
 }
 
+/** What a launch was, as far as a graph's replays depend on it: its kernel, count, and the number of its bindings and info words. */
+export interface LaunchShape {
+  /** The kernel's id. */
+  readonly kernel: string;
+  /** Its name, for messages. */
+  readonly name: string;
+  /** Static counts, or null for an indirect count. */
+  readonly count: readonly [number, number, number] | null;
+  /** Storage bindings. */
+  readonly buffers: number;
+  /** Info words (0 for none). */
+  readonly infoWords: number;
+}
+
+/** A shape, as a message writes it. */
+function shapeText(s: LaunchShape | undefined): string {
+  if (s === undefined) return "nothing";
+  const count = s.count === null ? "an indirect count" : `[${s.count.join(", ")}]`;
+  return `${s.name} ${count} with ${s.buffers} buffer(s)${s.infoWords > 0 ? ` and ${s.infoWords} info words` : ""}`;
+}
+
+/**
+ * The first launch where two runs of a capture's function differ, described,
+ * or null when they launched the same kernels with the same counts and
+ * argument counts in the same order.
+ *
+ * @param warmup The warm-up run's launches.
+ * @param recorded The recorded run's launches.
+ * @returns The difference, or null.
+ */
+export function firstDifference(warmup: readonly LaunchShape[], recorded: readonly LaunchShape[]): string | null {
+  const n = Math.max(warmup.length, recorded.length);
+  for (let i = 0; i < n; i++) {
+    const a = warmup[i];
+    const b = recorded[i];
+    const same = a !== undefined && b !== undefined && a.kernel === b.kernel && a.buffers === b.buffers &&
+      a.infoWords === b.infoWords &&
+      (a.count === null ? b.count === null : b.count !== null && a.count.join() === b.count.join());
+    if (!same) {
+      return `launch ${i + 1} differs: the warm-up ran ${shapeText(a)}, the recorded run ${
+        shapeText(b)
+      } (the warm-up made ${warmup.length} launch(es), the recorded run ${recorded.length})`;
+    }
+  }
+  return null;
+}
+
 /** What a recording collects. */
 export class GraphRecorder {
   /** Captured launches, in order. */
@@ -61,6 +108,19 @@ export class GraphRecorder {
   readonly windowErrors: ServerError[] = [];
   /** Launches a dry run skipped while recording (they are missing, so `endCapture` fails). */
   dryRunSkips = 0;
+  /** The warm-up's launches (those made between `graphPrepare` and `beginCapture`). */
+  warmup: LaunchShape[] = [];
+
+  /** The recorded launches' shapes. */
+  get shapes(): LaunchShape[] {
+    return this.dispatches.map((d) => ({
+      kernel: d.entry.kernel.id,
+      name: d.entry.kernel.name,
+      count: d.indirect === null ? [d.x, d.y, d.z] as const : null,
+      buffers: d.buffers.length,
+      infoWords: d.info?.length ?? 0,
+    }));
+  }
 
   /**
    * Pins `memory` for the graph's lifetime, once however many dispatches use it.

@@ -180,12 +180,13 @@ export class DrainingCalls {
    * Stops recording and stores the graph (see `ComputeServer.endCapture`).
    *
    * @param stream The recording stream.
+   * @param sameAsWarmup True to fail when the recorded launches differ from the warm-up's (`capture(fn)`).
    * @returns The graph's id; rejects with `DeviceLostError` once the device is
    * gone, with `GraphStateError` when the stream is not recording, and with
    * `ServerUnhealthyError` when errors were queued.
    */
-  async endCapture(stream: StreamId): Promise<GraphId> {
+  async endCapture(stream: StreamId, sameAsWarmup = false): Promise<GraphId> {
     this.#server.checkAlive();
-    return await this.#ctx.guard(this.#graphs.end(this.#server.stream(stream)));
+    return await this.#ctx.guard(this.#graphs.end(this.#server.stream(stream), sameAsWarmup));
   }
 }

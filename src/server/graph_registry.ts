@@ -9,7 +9,7 @@
 import { GraphStateError, ServerUnhealthyError } from "../errors.ts";
 import { allocateGraphId, type GraphId } from "../ids.ts";
 import type { Stream } from "../stream/stream.ts";
-import { buildGraph, type CapturedGraph, GraphRecorder } from "../graph/graph.ts";
+import { buildGraph, type CapturedGraph, firstDifference, GraphRecorder } from "../graph/graph.ts";
 
 /**
  * Refuses to start a capture inside a dry run: its launches only compile, so
@@ -59,6 +59,7 @@ export class GraphRegistry {
     s.submit();
     s.capture.prepare();
     s.memory.captureBegin();
+    s.warmup = [];
   }
 
   /**
@@ -70,6 +71,7 @@ export class GraphRegistry {
   abort(s: Stream): void {
     s.recorder?.pins.forEach((m) => m.unpin());
     s.recorder = null;
+    s.warmup = null;
     s.errors.sink = null;
     s.memory.captureAbort();
     s.capture.abort();
@@ -97,23 +99,38 @@ export class GraphRegistry {
     s.capture.begin();
     s.memory.capturePrimingEnd();
     s.recorder = new GraphRecorder();
+    s.recorder.warmup = s.warmup ?? [];
+    s.warmup = null;
     s.errors.sink = s.recorder.windowErrors;
   }
 
   /**
    * Stops recording and stores the graph. Nothing is submitted. A rejected
    * write, a failed binding or a launch skipped by a dry run inside the window
-   * makes it fail (the recording is dropped, the stream stays usable).
+   * makes it fail (the recording is dropped, the stream stays usable); so
+   * does, with `sameAsWarmup`, a recording whose launches differ from the
+   * warm-up's (`capture(fn)` runs `fn` twice: replays would repeat the second
+   * run, which is not what the first did).
    *
    * @param s The stream.
+   * @param sameAsWarmup True to require the recorded launches to match the warm-up's.
    * @returns The graph's id.
    */
-  async end(s: Stream): Promise<GraphId> {
+  async end(s: Stream, sameAsWarmup = false): Promise<GraphId> {
     s.capture.end();
     const recorder = s.recorder!;
     s.recorder = null;
     s.errors.sink = null; // errors queued from now on are drained below
     const retained = s.memory.captureEnd();
+    const difference = sameAsWarmup ? firstDifference(recorder.warmup, recorder.shapes) : null;
+    if (difference !== null) {
+      s.errors.push(
+        new GraphStateError(
+          "capture",
+          `the function launched other work while recording than in its warm-up, so replays would not do what it does: ${difference}; make it launch the same kernels each time it runs`,
+        ),
+      );
+    }
     if (recorder.dryRunSkips > 0) {
       s.errors.push(
         new GraphStateError(

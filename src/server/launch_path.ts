@@ -106,6 +106,16 @@ export class LaunchPath {
       if (dry && s.recorder !== null) s.recorder.dryRunSkips++;
       return;
     }
+    if (s.warmup !== null) {
+      const count = indirect === null ? [x, y, z] as const : null;
+      s.warmup.push({
+        kernel: kernel.id,
+        name: kernel.name,
+        count,
+        buffers: buffers.length,
+        infoWords: info?.length ?? 0,
+      });
+    }
     s.dispatch.launch(entry, buffers, info, x, y, z, indirect);
   }
 

@@ -330,8 +330,16 @@ export class WebGpuServer implements ComputeServer {
     return this.#parts.drains.beginCapture(stream, this.#path.dryRun > 0);
   }
 
-  endCapture(stream: StreamId): Promise<GraphId> {
-    return this.#parts.drains.endCapture(stream);
+  /**
+   * See `ComputeServer.endCapture`.
+   *
+   * @param stream The recording stream.
+   * @param sameAsWarmup True (what `capture(fn)` passes) to fail with
+   * `GraphStateError` when the recorded launches differ from the warm-up's.
+   * @returns The graph's id.
+   */
+  endCapture(stream: StreamId, sameAsWarmup = false): Promise<GraphId> {
+    return this.#parts.drains.endCapture(stream, sameAsWarmup);
   }
 
   replay(graph: GraphId, stream: StreamId): void {

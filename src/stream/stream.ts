@@ -26,7 +26,7 @@ import type { MemoryManager } from "../memory/memory_manager.ts";
 import type { CountPool } from "../memory/count_pool.ts";
 import type { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
-import type { GraphRecorder } from "../graph/graph.ts";
+import type { GraphRecorder, LaunchShape } from "../graph/graph.ts";
 import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import { SystemProfiler } from "../profile/system_profiler.ts";
 import type { DeviceContext } from "./device_context.ts";
@@ -63,6 +63,8 @@ export class Stream implements QueueHost {
   readonly capture: CaptureStateMachine = new CaptureStateMachine();
   /** The recording in progress while `capture.state` is `recording`. */
   recorder: GraphRecorder | null = null;
+  /** The launches of the warm-up while `capture.state` is `prepared`, else null. */
+  warmup: LaunchShape[] | null = null;
   /** Device timestamp profiler, when the device has `timestamp-query`. */
   profiler: TimestampProfiler | null = null;
   /** Host-clock profiles (devices without `timestamp-query`). */

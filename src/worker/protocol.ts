@@ -78,7 +78,8 @@ export interface WireDescriptor extends WireBinding {
 
 /** The payload of a `call` record: the method and its arguments. */
 export type CallPayload =
-  | { readonly method: "flush" | "sync" | "startProfile" | "beginCapture" | "endCapture"; readonly stream: number }
+  | { readonly method: "flush" | "sync" | "startProfile" | "beginCapture"; readonly stream: number }
+  | { readonly method: "endCapture"; readonly stream: number; readonly sameAsWarmup?: boolean }
   | { readonly method: "memoryUsage" }
   /** Answers at once: every record queued before it has run (shared memory they wrote from is free again). */
   | { readonly method: "fence" }

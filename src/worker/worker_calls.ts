@@ -126,7 +126,7 @@ export async function runCall(
       await server.beginCapture(call.stream);
       return { value: undefined, transfer: [] };
     case "endCapture":
-      return { value: await server.endCapture(call.stream), transfer: [] };
+      return { value: await server.endCapture(call.stream, call.sameAsWarmup ?? false), transfer: [] };
     case "memoryUsage":
       return {
         value: combineUsage(...server.streamIds().map((id) => server.memoryUsage(id))),

@@ -258,3 +258,38 @@ clientTest("a capture whose function throws leaves the stream usable and unarmed
   client.launch(plusOne, [1], [x, y]);
   assert.deepEqual([...await readF32(client, y)], [2, 2, 2, 2]);
 });
+
+clientTest(
+  "capture(fn) refuses a recording whose launches differ from its warm-up's, naming the first difference",
+  async (client) => {
+    const input = client.create(new Float32Array([1, 2, 3, 4]));
+    const output = client.empty(16);
+    let runs = 0;
+    // The second run (the recorded one) launches another count: replays would repeat it, not what fn does.
+    await assert.rejects(
+      () => client.capture(() => client.launch(plusOne, [++runs], [input, output])),
+      (e: unknown) => {
+        const err = e instanceof ServerUnhealthyError ? e.errors[0] : e;
+        assert.ok(err instanceof GraphStateError, String(e));
+        assert.equal(err.operation, "capture");
+        assert.match(
+          err.message,
+          /launch 1 differs: the warm-up ran plus-one \[1, 1, 1\].*the recorded run plus-one \[2, 1, 1\]/,
+        );
+        return true;
+      },
+    );
+    assert.equal(captureState(client, client.stream), "none", "the stream can capture again");
+    // A second run that launches nothing is refused too.
+    runs = 0;
+    await assert.rejects(
+      () => client.capture(() => void (runs++ === 0 && client.launch(plusOne, [1], [input, output]))),
+      /recorded run nothing/,
+    );
+    // The same launches both times capture fine, and the graph replays them.
+    const graph = await client.capture(() => client.launch(plusOne, [1], [input, output]));
+    graph.replay();
+    assert.deepEqual([...await readF32(client, output)], [2, 3, 4, 5]);
+    assert.equal((await serverStats(client)).graphCount, 1);
+  },
+);
