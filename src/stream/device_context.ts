@@ -16,7 +16,7 @@ import type { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import type { PipelineCache } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory } from "../contract/managed_memory.ts";
 import { EMPTY_BINDING_BYTES } from "../contract/launch_checks.ts";
-import { DeviceLostError, type ServerError } from "../errors.ts";
+import { DeviceLostError, ServerError } from "../errors.ts";
 import { allocateStorageId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";
 import { FastReads } from "../memory/fast_reads.ts";
@@ -138,6 +138,10 @@ export class DeviceContext {
   /**
    * Races `p` against device loss: the result rejects with the
    * `DeviceLostError` as soon as the device is lost, so nothing waits forever.
+   * A raw WebGPU failure of `p` (not one of the runtime's errors) waits one
+   * timer turn before it is passed on: when it is the loss itself (an early
+   * map of a destroyed device throws at once, and `device.lost` resolves a
+   * turn later), the caller gets the `DeviceLostError`, as with the spec path.
    * Nothing is retained once `p` settles (a `Promise.race` against one
    * long-lived loss promise would keep a reaction per call on it, about 300
    * bytes per `sync`, `flush` or `read` for the client's lifetime).
@@ -157,8 +161,15 @@ export class DeviceContext {
       guarded.delete(reject);
       resolve(value);
     }, (error: unknown) => {
-      guarded.delete(reject);
-      reject(error);
+      if (error instanceof ServerError || this.lost !== null) {
+        guarded.delete(reject);
+        reject(this.lost ?? error);
+        return;
+      }
+      setTimeout(() => {
+        guarded.delete(reject);
+        reject(this.lost ?? error);
+      }, 0);
     });
     return promise;
   }

@@ -93,3 +93,21 @@ Deno.test("a lost device fails a capture in progress and graph calls afterwards"
   assert.throws(() => client.graphPrepare(), DeviceLostError);
   client.destroy();
 });
+
+for (const fastReads of [false, true]) {
+  Deno.test(`with fastReads ${fastReads}, a sync pending when the device is destroyed rejects with DeviceLostError, and later calls throw it`, async () => {
+    const client = await createClient({ fastReads });
+    try {
+      const x = client.create(new Uint32Array(1 << 14));
+      for (let i = 0; i < 8; i++) client.launch(incKernel, [256], [x]);
+      const pending = client.sync();
+      client.server.device.destroy(); // lost under the client (as a real loss would be)
+      await assert.rejects(within(pending, 5000), (e: unknown) => e instanceof DeviceLostError, "not a raw DOMException");
+      assert.throws(() => client.launch(incKernel, [1], [x]), DeviceLostError);
+      assert.throws(() => client.create(new Uint32Array(4)), DeviceLostError);
+      await assert.rejects(client.flush(), DeviceLostError);
+    } finally {
+      client.destroy();
+    }
+  });
+}
