@@ -4,6 +4,8 @@
  * @module
  */
 
+import { describe } from "./_util/describe.ts";
+
 /**
  * A logical, ordered lane of work (CubeCL's `StreamId`). Any non-negative
  * safe integer is valid; it maps onto a stream slot as `id % maxStreams`, so two
@@ -53,6 +55,6 @@ export function allocateStorageId(): number {
 /** Checks that `id` is a valid stream id, throwing a `RangeError` naming it otherwise. */
 export function checkStreamId(id: unknown, where: string): asserts id is StreamId {
   if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) {
-    throw new RangeError(`${where}: stream id must be a non-negative safe integer, got ${String(id)}`);
+    throw new RangeError(`${where}: stream id must be a non-negative safe integer, got ${describe(id)}`);
   }
 }

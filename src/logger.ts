@@ -23,6 +23,7 @@
 
 import { oneOf } from "./_util/one_of.ts";
 import { readGrantedEnv } from "./_util/granted_env.ts";
+import { describe } from "./_util/describe.ts";
 
 /** Level of a subsystem: off, the essentials, or everything. */
 export type LogLevel = "disabled" | "basic" | "full";
@@ -214,7 +215,7 @@ const PROFILE_LEVELS: readonly ProfileLogLevel[] = ["disabled", "minimal", "basi
 /** Throws a `TypeError` naming the option unless `options` holds known levels and a sink lines can go to. */
 function checkOptions(options: unknown): void {
   if (options === null || typeof options !== "object") {
-    throw new TypeError(`createClient: logger must be an object of levels and a sink, got ${String(options)}`);
+    throw new TypeError(`createClient: logger must be an object of levels and a sink, got ${describe(options)}`);
   }
   const l = options as LoggerOptions;
   oneOf("logger.compilation", l.compilation, LOG_LEVELS);
@@ -225,14 +226,14 @@ function checkOptions(options: unknown): void {
   const sink: unknown = l.sink;
   if (sink === undefined || sink === "stderr" || sink === "stdout") return;
   if (sink === null || typeof sink !== "object") {
-    throw new TypeError(`createClient: logger.sink must be "stderr", "stdout" or { file }, got ${String(sink)}`);
+    throw new TypeError(`createClient: logger.sink must be "stderr", "stdout" or { file }, got ${describe(sink)}`);
   }
   const { file, append } = sink as { file: unknown; append?: unknown };
   if (typeof file !== "string" || file === "") {
-    throw new TypeError(`createClient: logger.sink.file must be a non-empty path, got ${String(file)}`);
+    throw new TypeError(`createClient: logger.sink.file must be a non-empty path, got ${describe(file)}`);
   }
   if (append !== undefined && typeof append !== "boolean") {
-    throw new TypeError(`createClient: logger.sink.append must be a boolean, got ${String(append)}`);
+    throw new TypeError(`createClient: logger.sink.append must be a boolean, got ${describe(append)}`);
   }
 }
 

@@ -4,6 +4,8 @@
  * @module
  */
 
+import { describe } from "./describe.ts";
+
 /**
  * Throws a `TypeError` naming the option unless `value` is undefined or one of `allowed`.
  *
@@ -15,7 +17,7 @@
 export function oneOf(name: string, value: unknown, allowed: readonly string[]): void {
   if (value !== undefined && !allowed.includes(value as string)) {
     throw new TypeError(
-      `createClient: ${name} must be one of ${allowed.map((a) => `"${a}"`).join(", ")}, got ${String(value)}`,
+      `createClient: ${name} must be one of ${allowed.map((a) => `"${a}"`).join(", ")}, got ${describe(value)}`,
     );
   }
 }

@@ -16,6 +16,7 @@ import type { StreamId } from "../ids.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
 import { type HostData, type Tensor, toBytes, type TypedArrayType } from "./client_types.ts";
 import { allocTensors, checkTensorEntries, planTensors } from "./_tensors.ts";
+import { describe } from "../_util/describe.ts";
 
 /** One stream of a server: where a client's calls go. */
 export interface Target {
@@ -104,7 +105,7 @@ export function elementSize(type: TypedArrayType<unknown> | undefined, bytes: nu
   if (type === undefined || (type as unknown) === Uint8Array) return 1;
   const size = typeof type === "function" ? type.BYTES_PER_ELEMENT : undefined;
   if (typeof size !== "number" || !Number.isInteger(size) || size < 1) {
-    throw new TypeError(`${where}: type must be a typed array constructor such as Float32Array, got ${String(type)}`);
+    throw new TypeError(`${where}: type must be a typed array constructor such as Float32Array, got ${describe(type)}`);
   }
   if (bytes % size !== 0) {
     throw new RangeError(`${where}: ${bytes} B is not a whole number of ${type.name} elements (${size} B each)`);
@@ -119,18 +120,28 @@ export function asTyped<T>(bytes: Uint8Array<ArrayBuffer>, type: TypedArrayType<
   return new type(b.buffer, b.byteOffset, b.byteLength / size);
 }
 
-/** Reads handles with one device wait (see `ComputeClient.readMany`). */
+/**
+ * Reads handles with one device wait (see `ComputeClient.readMany`).
+ *
+ * @param t The client's server and stream.
+ * @param handles The memory.
+ * @param type The element type, or undefined for bytes.
+ * @param call The call errors name: `"read"` for a single `read`, else `readMany[i]`.
+ * @returns The contents.
+ */
 export function readManyOn<T>(
   t: Target,
   handles: readonly Handle[],
   type: TypedArrayType<T> | undefined,
+  call: "read" | "readMany" = "readMany",
 ): Promise<T[]> {
   try {
     if (!Array.isArray(handles)) throw new TypeError("readMany: handles must be an array of Handle");
     let size = 1;
     const descriptors: CopyDescriptor[] = handles.map((h, i) => {
-      const handle = checkHandle(t.server, h, `readMany[${i}]`);
-      size = elementSize(type, handle.sizeInUse, `readMany[${i}]`);
+      const where = call === "read" ? "read" : `readMany[${i}]`;
+      const handle = checkHandle(t.server, h, where);
+      size = elementSize(type, handle.sizeInUse, where);
       return { binding: handle, shape: [handle.sizeInUse], strides: [1], elemSize: 1 };
     });
     return t.server.read(descriptors, t.stream).then((out) => out.map((b) => asTyped(b, type, size)));

@@ -13,6 +13,7 @@ import { TraceWriteError } from "../errors.ts";
 import { discardProfile } from "../stream/stream_profiles.ts";
 import { summarizeDispatches, writeChromeTrace } from "../profile/trace.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
+import { describe } from "../_util/describe.ts";
 
 /**
  * Runs `fn` inside a profile on `stream`, as an exclusive section. An
@@ -60,7 +61,7 @@ export function profileSection<T>(
 export function badTraceOption(options: ProfileOptions | undefined): TypeError | null {
   const trace: unknown = options?.trace;
   if (trace === undefined || typeof trace === "string" || trace instanceof URL) return null;
-  return new TypeError(`profile: trace must be a file path or URL, got ${String(trace)}`);
+  return new TypeError(`profile: trace must be a file path or URL, got ${describe(trace)}`);
 }
 
 /**

@@ -10,6 +10,7 @@ import { openDevice } from "../server/device_registry.ts";
 import { WebGpuServer } from "../server/webgpu_server.ts";
 import { ComputeClient } from "./compute_client.ts";
 import { WorkerClient } from "./worker_client.ts";
+import { describe } from "../_util/describe.ts";
 
 /** Options of {@linkcode createClient}: the server's, the client's stream, and where the server runs. */
 export interface ClientOptions extends ServerOptions {
@@ -114,7 +115,7 @@ export async function createClient(
   options: ClientOptions | WorkerClientOptions = {},
 ): Promise<ComputeClient | WorkerClient> {
   if (options === null || typeof options !== "object") {
-    throw new TypeError(`createClient: options must be an object, got ${String(options)}`);
+    throw new TypeError(`createClient: options must be an object, got ${describe(options)}`);
   }
   refuseUnknownOptions(options);
   const { stream = 0, deviceIndex, worker: _worker, ...rest } = options;
@@ -122,7 +123,7 @@ export async function createClient(
   checkStreamId(stream, "createClient"); // before any device is requested
   const worker: unknown = options.worker;
   if (worker !== undefined && typeof worker !== "boolean") {
-    throw new TypeError(`createClient: worker must be a boolean, got ${String(worker)}`);
+    throw new TypeError(`createClient: worker must be a boolean, got ${describe(worker)}`);
   }
   if (deviceIndex !== undefined && serverOptions.device !== undefined) {
     throw new TypeError("createClient: pass deviceIndex or device, not both (a device you own is not numbered)");

@@ -160,7 +160,7 @@ export class MemoryClient {
    * @throws {RangeError} When the bytes are not a whole number of `type`'s elements (before anything is read).
    */
   async read<T = Uint8Array<ArrayBuffer>>(handle: Handle, type?: TypedArrayType<T>): Promise<T> {
-    return (await readManyOn(this, [handle], type))[0]!;
+    return (await readManyOn(this, [handle], type, "read"))[0]!;
   }
 
   /**

@@ -28,6 +28,7 @@ import { bytesOf, wireDescriptor, type WorkerDevice } from "../worker/worker_dev
 import { asTyped, countBytes, elementSize } from "./_data.ts";
 import { allocTensors, checkTensorEntries, planTensors, type TensorPlanner } from "./_tensors.ts";
 import { type HostData, type Tensor, toBytes, type TypedArrayType } from "./client_types.ts";
+import { describe } from "../_util/describe.ts";
 
 /**
  * The memory half of a `WorkerClient`: allocations, uploads, reads, tensor
@@ -180,7 +181,7 @@ export class WorkerMemoryClient {
    * @returns Exactly `sizeInUse` bytes, moved from the worker (not copied).
    */
   async read<T = Uint8Array<ArrayBuffer>>(handle: Handle, type?: TypedArrayType<T>): Promise<T> {
-    return (await this.readMany([handle], type))[0]!;
+    return (await this.#readMany([handle], type, "read"))[0]!;
   }
 
   /**
@@ -191,12 +192,21 @@ export class WorkerMemoryClient {
    * @returns Their contents, in order.
    */
   readMany<T = Uint8Array<ArrayBuffer>>(handles: readonly Handle[], type?: TypedArrayType<T>): Promise<T[]> {
+    return this.#readMany(handles, type, "readMany");
+  }
+
+  #readMany<T>(
+    handles: readonly Handle[],
+    type: TypedArrayType<T> | undefined,
+    call: "read" | "readMany",
+  ): Promise<T[]> {
     try {
       if (!Array.isArray(handles)) throw new TypeError("readMany: handles must be an array of Handle");
       let size = 1;
       const descriptors = handles.map((given, i) => {
-        const h = checkHandle(this.#conn, given, `readMany[${i}]`);
-        size = elementSize(type, h.sizeInUse, `readMany[${i}]`);
+        const where = call === "read" ? "read" : `readMany[${i}]`;
+        const h = checkHandle(this.#conn, given, where);
+        size = elementSize(type, h.sizeInUse, where);
         return wireDescriptor(h.copyDescriptor([h.sizeInUse], [1], 1));
       });
       return this.#conn.call({ method: "read", stream: this.stream, descriptors })
@@ -317,7 +327,7 @@ export class WorkerMemoryClient {
   allocationMode(mode: MemoryAllocationMode): void {
     this.#conn.checkAlive();
     if (mode !== "auto" && mode !== "persistent") {
-      throw new TypeError(`allocationMode: mode must be "auto" or "persistent", got ${String(mode)}`);
+      throw new TypeError(`allocationMode: mode must be "auto" or "persistent", got ${describe(mode)}`);
     }
     this.#conn.allocationMode(mode, this.stream);
   }

@@ -15,6 +15,7 @@ import { CollectiveError } from "../errors.ts";
 import type { DeviceId } from "../contract/types.ts";
 import { CollectiveGroup } from "./collective_group.ts";
 import { deviceName, type LogicalDevice, sortDevices, toDeviceId, toLogicalDevice } from "./device_ids.ts";
+import { describe } from "../_util/describe.ts";
 
 /** An open device as the directory knows it. */
 export interface DirectoryEntry {
@@ -148,7 +149,7 @@ export class DeviceDirectory {
       throw new CollectiveError("unknown-device", `${where}: no device ${device} is open`, { culprit: String(device) });
     }
     if (device === null || typeof device !== "object" || !Number.isSafeInteger(device.index)) {
-      throw new TypeError(`${where}: a device is a logical index or a { kind, index }, got ${String(device)}`);
+      throw new TypeError(`${where}: a device is a logical index or a { kind, index }, got ${describe(device)}`);
     }
     const id = toDeviceId(device);
     if (id.typeId === undefined) throw new TypeError(`${where}: unknown device kind ${String(device.kind)}`);

@@ -9,6 +9,7 @@
  */
 
 import type { DeviceId, DeviceProperties } from "../contract/types.ts";
+import { describe } from "../_util/describe.ts";
 
 /**
  * The kind of a device. A device the runtime creates takes its adapter's kind
@@ -85,7 +86,7 @@ export function checkDeviceId(id: unknown, where: string): DeviceId {
     d.typeId < 0 || d.indexId < 0
   ) {
     throw new TypeError(
-      `${where}: expected a device id { typeId, indexId } of non-negative integers, got ${String(id)}`,
+      `${where}: expected a device id { typeId, indexId } of non-negative integers, got ${describe(id)}`,
     );
   }
   return d;

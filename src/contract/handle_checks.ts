@@ -10,6 +10,7 @@ import { Handle } from "./handle.ts";
 import type { DeviceProperties } from "./types.ts";
 import type { MemoryLayoutDescriptor } from "./memory_types.ts";
 import { checkShape } from "./descriptors.ts";
+import { describe } from "../_util/describe.ts";
 
 /**
  * Returns `h` as a live handle of `server`'s device.
@@ -69,7 +70,7 @@ export function checkCountWords(bytes: Uint8Array, max: number, where: string): 
  */
 export function checkSize(server: { readonly properties: DeviceProperties }, size: unknown, where: string): number {
   if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
-    throw new RangeError(`${where}: size must be a non-negative integer number of bytes, got ${String(size)}`);
+    throw new RangeError(`${where}: size must be a non-negative integer number of bytes, got ${describe(size)}`);
   }
   const max = server.properties.memory.maxBufferSize;
   if (size > max) {
@@ -114,11 +115,11 @@ export function checkStagingSizes(sizes: unknown, maxBufferSize: number): readon
  */
 export function checkLayoutDescriptor(d: unknown, where: string): asserts d is MemoryLayoutDescriptor {
   if (d === null || typeof d !== "object") {
-    throw new TypeError(`${where}: expected a layout descriptor { shape, elemSize, strategy? }, got ${String(d)}`);
+    throw new TypeError(`${where}: expected a layout descriptor { shape, elemSize, strategy? }, got ${describe(d)}`);
   }
   const { shape, elemSize, strategy } = d as MemoryLayoutDescriptor;
   checkShape(shape, elemSize, where);
   if (strategy !== undefined && strategy !== "contiguous" && strategy !== "optimized") {
-    throw new TypeError(`${where}: strategy must be "contiguous" or "optimized", got ${String(strategy)}`);
+    throw new TypeError(`${where}: strategy must be "contiguous" or "optimized", got ${describe(strategy)}`);
   }
 }

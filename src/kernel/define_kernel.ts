@@ -39,6 +39,7 @@
 import { Kernel, type KernelOptions } from "../contract/kernel.ts";
 import { readLayout } from "./_layout_reader.ts";
 import { stripComments } from "./_wgsl_source.ts";
+import { describe } from "../_util/describe.ts";
 
 /**
  * Defines a kernel from WGSL source.
@@ -101,7 +102,7 @@ export function defineKernel(options: KernelOptions): Kernel {
   }
   for (const [k, v] of Object.entries(constants)) {
     if (typeof v !== "number" || !Number.isFinite(v)) {
-      throw new TypeError(`defineKernel("${name}"): constant "${k}" must be a finite number, got ${String(v)}`);
+      throw new TypeError(`defineKernel("${name}"): constant "${k}" must be a finite number, got ${describe(v)}`);
     }
   }
   if (!new RegExp(`\\bfn\\s+${entryPoint}\\s*\\(`).test(stripComments(wgsl))) {

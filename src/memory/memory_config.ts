@@ -24,6 +24,7 @@ import { PoolConfigError } from "../errors.ts";
 import { MAX_SLICED_POOL_PAGES } from "./sliced_pool.ts";
 import type { MemoryConfiguration } from "../contract/memory_types.ts";
 import type { PoolConfig } from "../contract/memory_types.ts";
+import { describe } from "../_util/describe.ts";
 
 /** Device memory properties that shape pools (CubeCL's `DeviceProperties.memory`). */
 export interface MemoryProperties {
@@ -254,7 +255,7 @@ export function resolveMemoryConfiguration(
         if (p.fit !== undefined && p.fit !== "first" && p.fit !== "best") {
           throw new PoolConfigError(
             "preset-unavailable",
-            `${where}: fit must be "first" or "best", got ${String(p.fit)}`,
+            `${where}: fit must be "first" or "best", got ${describe(p.fit)}`,
           );
         }
         return {

@@ -13,6 +13,7 @@ import { directory } from "../collective/device_directory.ts";
 import { type DeviceKind, toLogicalDevice } from "../collective/device_ids.ts";
 import type { ServerOptions } from "./server_options.ts";
 import { WebGpuServer } from "./webgpu_server.ts";
+import { describe } from "../_util/describe.ts";
 
 /** Largest logical device index (CubeCL's device ids are 16-bit). */
 const MAX_INDEX = 0xffff;
@@ -68,7 +69,7 @@ function directServer(index: number): WebGpuServer | undefined {
  */
 export function badDeviceIndex(index: number): RangeError | null {
   if (Number.isSafeInteger(index) && index >= 0 && index <= MAX_INDEX) return null;
-  return new RangeError(`createClient: deviceIndex must be an integer from 0 to ${MAX_INDEX}, got ${String(index)}`);
+  return new RangeError(`createClient: deviceIndex must be an integer from 0 to ${MAX_INDEX}, got ${describe(index)}`);
 }
 
 function sameOptions(first: ServerOptions, later: ServerOptions, index: number): void {

@@ -36,6 +36,7 @@ import { adapterKind, checkDeviceId, deviceName, type LogicalDevice, toDeviceId 
 import type { DeviceReduceDtype } from "../collective/reduce_kernels.ts";
 import { type CollectiveHost, reduceOnDevice, snapshotOnDevice, whole } from "./device_reduce.ts";
 import { CollectiveOps } from "./collective_ops.ts";
+import { describe } from "../_util/describe.ts";
 
 /** Milliseconds a collective waits for its peers unless told otherwise. */
 export const DEFAULT_COLLECTIVE_TIMEOUT_MS = 30_000;
@@ -293,7 +294,7 @@ export class ServerCollectives {
     }
     const reduceOn = options.reduceOn ?? "auto";
     if (reduceOn !== "auto" && reduceOn !== "host" && reduceOn !== "device") {
-      throw new TypeError(`${where}: reduceOn must be "auto", "host" or "device", got ${String(reduceOn)}`);
+      throw new TypeError(`${where}: reduceOn must be "auto", "host" or "device", got ${describe(reduceOn)}`);
     }
     return { timeoutMs, signal: options.signal, reduceOn };
   }

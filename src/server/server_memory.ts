@@ -29,6 +29,7 @@ import type { DeviceProperties, MemoryKind } from "../contract/types.ts";
 import { COUNT_BYTES } from "../memory/count_pool.ts";
 import { combineUsage } from "../memory/memory_usage.ts";
 import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
+import { describe } from "../_util/describe.ts";
 
 /** What `ServerMemory` is built with. */
 export interface ServerMemoryOptions {
@@ -86,7 +87,7 @@ export class ServerMemory {
       throw new RangeError(`initializeMemory: size must be a non-negative integer, got ${size}`);
     }
     if (usage !== "storage" && usage !== "count") {
-      throw new TypeError(`initializeMemory: usage must be "storage" or "count", got ${String(usage)}`);
+      throw new TypeError(`initializeMemory: usage must be "storage" or "count", got ${describe(usage)}`);
     }
     if (usage === "count" && size > COUNT_BYTES) {
       throw new RangeError(`initializeMemory: a count holds ${COUNT_BYTES} B (three u32), ${size} B asked`);
@@ -152,7 +153,7 @@ export class ServerMemory {
   setMode(mode: MemoryAllocationMode, stream: StreamId): void {
     this.#server.checkAlive();
     if (mode !== "auto" && mode !== "persistent") {
-      throw new TypeError(`allocationMode: mode must be "auto" or "persistent", got ${String(mode)}`);
+      throw new TypeError(`allocationMode: mode must be "auto" or "persistent", got ${describe(mode)}`);
     }
     const s = this.#server.stream(stream);
     s.submit();

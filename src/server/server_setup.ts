@@ -30,6 +30,7 @@ import { type StreamHost, StreamSlots } from "./stream_slots.ts";
 import type { DeviceProperties } from "../contract/types.ts";
 import { infoOffsetAlignment, launchLimits } from "../contract/launch_checks.ts";
 import type { OwnerResolver } from "../stream/_stream_parts.ts";
+import { describe } from "../_util/describe.ts";
 
 /** What a server is set up from. */
 export interface ServerSetupOptions {
@@ -90,10 +91,10 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
   }
   const openPassAhead = options.openPassAhead ?? !props.identity.isFallbackAdapter;
   if (typeof openPassAhead !== "boolean") {
-    throw new TypeError(`createClient: openPassAhead must be a boolean, got ${String(openPassAhead)}`);
+    throw new TypeError(`createClient: openPassAhead must be a boolean, got ${describe(openPassAhead)}`);
   }
   if (options.fastReads !== undefined && typeof options.fastReads !== "boolean") {
-    throw new TypeError(`createClient: fastReads must be a boolean, got ${String(options.fastReads)}`);
+    throw new TypeError(`createClient: fastReads must be a boolean, got ${describe(options.fastReads)}`);
   }
   if (!Number.isSafeInteger(maxStreams) || maxStreams < 1) {
     throw new RangeError(`createClient: maxStreams must be a positive integer, got ${maxStreams}`);

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { describe } from "../_util/describe.ts";
+
 /**
  * How finely keys are bucketed: `minimal` scales the base by 1.25 (fewer,
  * wider buckets), `balanced` keeps it, `extensive` scales it by 0.75, and
@@ -63,7 +65,7 @@ export function anchor(x: number, options: AnchorOptions = {}): number {
   }
   const factor = LEVEL_FACTOR[level];
   if (factor === undefined) {
-    throw new RangeError(`anchor: level must be "minimal", "balanced", "extensive" or "full", got ${String(level)}`);
+    throw new RangeError(`anchor: level must be "minimal", "balanced", "extensive" or "full", got ${describe(level)}`);
   }
   if (factor === null) return x;
   const b = Math.max(base * factor, MIN_BASE);

@@ -7,6 +7,7 @@
 import { jsonFileTuneStore } from "./json_file_store.ts";
 import { localStorageTuneStore } from "./local_storage_store.ts";
 import { memoryTuneStore, type TuneStore } from "./tune_store.ts";
+import { describe } from "../_util/describe.ts";
 
 /**
  * Where autotune decisions persist: `"local-storage"` (the default: Deno's
@@ -42,6 +43,6 @@ export function createTuneStore(option: TuneCacheOption = "local-storage"): Tune
     return option;
   }
   throw new TypeError(
-    `tuneCache must be "local-storage", "memory", a file path, a file: URL or a TuneStore, got ${String(option)}`,
+    `tuneCache must be "local-storage", "memory", a file path, a file: URL or a TuneStore, got ${describe(option)}`,
   );
 }

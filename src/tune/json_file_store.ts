@@ -12,6 +12,7 @@
  */
 
 import { isTuneEntry, type TuneEntry, type TuneStore } from "./tune_store.ts";
+import { describe } from "../_util/describe.ts";
 
 /** The file's format. */
 interface TuneFile {
@@ -92,7 +93,7 @@ export function jsonFileTuneStore(path: string | URL, options: JsonFileStoreOpti
   } else if (typeof path === "string" && path.length > 0) {
     file = path;
   } else {
-    throw new TypeError(`jsonFileTuneStore: path must be a non-empty string or a file: URL, got ${String(path)}`);
+    throw new TypeError(`jsonFileTuneStore: path must be a non-empty string or a file: URL, got ${describe(path)}`);
   }
   const lock = `${file}.lock`;
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000;

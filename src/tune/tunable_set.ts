@@ -6,6 +6,7 @@
  */
 
 import { hash64 } from "./_hash.ts";
+import { describe } from "../_util/describe.ts";
 
 /** A value that survives `JSON.stringify` / `JSON.parse` unchanged: what a key may be. */
 export type JsonValue =
@@ -131,7 +132,7 @@ export class TunableSet<In, Out, K extends JsonValue = JsonValue> {
 function evaluate<K>(p: Priority<K> | undefined, key: K, what: string): number {
   const v = typeof p === "function" ? p(key) : p ?? 0;
   if (typeof v !== "number" || Number.isNaN(v)) {
-    throw new TypeError(`${what}: priority must be a number, got ${String(v)}`);
+    throw new TypeError(`${what}: priority must be a number, got ${describe(v)}`);
   }
   return v;
 }

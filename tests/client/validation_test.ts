@@ -156,3 +156,22 @@ Deno.test("defineKernel() and a kernel whose declared bindings do not match are 
   assert.throws(() => defineKernel({ name: "k", wgsl: "fn x() {}", entryPoint: "" }), /entryPoint/);
   assert.throws(() => defineKernel({ name: 1 as unknown as string, wgsl: "x" }), /name/);
 });
+
+clientTest("messages name the call the user made and the type of what was given", async (client) => {
+  assert.throws(() => client.empty("1024" as unknown as number), /empty: size must be .* got the string "1024"/);
+  assert.throws(() => client.empty({ size: 4 } as unknown as number), /got an object \{ size \}/);
+  const h = client.create(new Uint32Array(4));
+  h.release();
+  await assert.rejects(() => client.read(h), (e: unknown) => {
+    assert.match((e as Error).message, /^read: memory \d+ \(16 B\) was released/);
+    return true;
+  });
+  await assert.rejects(
+    () => client.readMany([client.create(new Uint32Array(1)), h]),
+    /TypeError: readMany\[1\]: memory/,
+  );
+  await assert.rejects(
+    () => client.read(client.create(new Uint8Array(3)), Float32Array),
+    /RangeError: read: 3 B is not a whole number/,
+  );
+});

@@ -102,7 +102,11 @@ for (const fastReads of [false, true]) {
       for (let i = 0; i < 8; i++) client.launch(incKernel, [256], [x]);
       const pending = client.sync();
       client.server.device.destroy(); // lost under the client (as a real loss would be)
-      await assert.rejects(within(pending, 5000), (e: unknown) => e instanceof DeviceLostError, "not a raw DOMException");
+      await assert.rejects(
+        within(pending, 5000),
+        (e: unknown) => e instanceof DeviceLostError,
+        "not a raw DOMException",
+      );
       assert.throws(() => client.launch(incKernel, [1], [x]), DeviceLostError);
       assert.throws(() => client.create(new Uint32Array(4)), DeviceLostError);
       await assert.rejects(client.flush(), DeviceLostError);
