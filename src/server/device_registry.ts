@@ -72,13 +72,22 @@ export function badDeviceIndex(index: number): RangeError | null {
   return new RangeError(`createClient: deviceIndex must be an integer from 0 to ${MAX_INDEX}, got ${describe(index)}`);
 }
 
-function sameOptions(first: ServerOptions, later: ServerOptions, index: number): void {
+/**
+ * Refuses a later request for an open device that asks other options than
+ * its first (main-thread and worker devices alike).
+ *
+ * @param first The options the device was opened with.
+ * @param later The options of this request.
+ * @param index The device's logical index.
+ * @throws {TypeError} Naming the first option that differs.
+ */
+export function sameOptions(first: ServerOptions, later: ServerOptions, index: number): void {
   for (const [key, value] of Object.entries(later)) {
     if (value === undefined) continue;
     const had = (first as Record<string, unknown>)[key];
     if (had !== value) {
       throw new TypeError(
-        `createClient: device ${index} is open with ${key} = ${String(had)}; this request asks ${String(value)}. ` +
+        `createClient: device ${index} is open with ${key} = ${describe(had)}; this request asks ${describe(value)}. ` +
           `A device's options are fixed by its first request: leave them out, or close the device first`,
       );
     }

@@ -27,7 +27,7 @@ import { checkDescriptor } from "../contract/descriptors.ts";
 import { DeviceLostError, UnsupportedError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import { directory } from "../collective/device_directory.ts";
-import { badDeviceIndex } from "../server/device_registry.ts";
+import { badDeviceIndex, sameOptions } from "../server/device_registry.ts";
 import { ServerCollectives } from "../server/server_collectives.ts";
 import type { CollectiveHost } from "../server/device_reduce.ts";
 import type { ServerOptions } from "../server/server_options.ts";
@@ -42,8 +42,9 @@ import { sharedBuffers } from "./shared_buffers.ts";
 /** Sources of at least this many bytes are read into shared memory (an all-reduce of them splits its reduction). */
 const SHARED_FROM = 256 * 1024;
 
-/** Worker devices of this thread by logical index (opening or open). */
+/** Worker devices of this thread by logical index (opening or open), with the options of their first request. */
 const opened = new Map<number, Promise<WorkerDevice>>();
+const openedWith = new Map<number, ServerOptions>();
 
 /** Shared copies of results delivered to workers, one per result whatever the number of workers. */
 const shared = new WeakMap<Uint8Array, Uint8Array<SharedArrayBuffer>>();
@@ -185,13 +186,21 @@ export class WorkerDevice {
    * @returns The device.
    * @throws {RangeError} When `index` is not an integer from 0 to 65535, or
    * belongs to a device of this thread (a `ComputeClient`'s).
+   * @throws {TypeError} When the device is open and this request asks other options.
    */
   static open(options: ServerOptions, connection: ConnectionOptions, index?: number): Promise<WorkerDevice> {
     if (index !== undefined) {
       const bad = badDeviceIndex(index);
       if (bad !== null) return Promise.reject(bad);
       const known = opened.get(index);
-      if (known !== undefined) return known;
+      if (known !== undefined) {
+        try {
+          sameOptions(openedWith.get(index)!, options, index);
+        } catch (e) {
+          return Promise.reject(e);
+        }
+        return known;
+      }
       if (directory.taken(index)) {
         return Promise.reject(
           new RangeError(
@@ -208,18 +217,23 @@ export class WorkerDevice {
         const device = new WorkerDevice(conn, taken, tuneCache);
         conn.ended.then(() => {
           device.collectives.close(new DeviceLostError(`worker device ${taken} closed`, { reason: "destroyed" }));
-          if (opened.get(taken) === opening) opened.delete(taken);
+          if (opened.get(taken) === opening) {
+            opened.delete(taken);
+            openedWith.delete(taken);
+          }
           if (opened.size === 0) sharedBuffers.clear(); // the last worker device of this thread is gone
         });
         return device;
       },
       (e) => {
         opened.delete(taken);
+        openedWith.delete(taken);
         directory.give(taken);
         throw e;
       },
     );
     opened.set(taken, opening);
+    openedWith.set(taken, options);
     return opening;
   }
 }

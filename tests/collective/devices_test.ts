@@ -65,19 +65,28 @@ Deno.test("a client without deviceIndex opens a fresh device at the lowest free 
   }
 });
 
-Deno.test("a later request may repeat the first request's options but not change them", async () => {
-  try {
-    await createClient({ deviceIndex: 0, tasksMax: 64 });
-    await createClient({ deviceIndex: 0, tasksMax: 64 });
-    await createClient({ deviceIndex: 0 });
-    await assert.rejects(
-      () => createClient({ deviceIndex: 0, tasksMax: 128 }),
-      (e: Error) => e instanceof TypeError && /device 0 is open with tasksMax = 64/.test(e.message),
-    );
-  } finally {
-    await closeDevices();
-  }
-});
+for (const worker of [false, true]) {
+  Deno.test(`a later request may repeat the first request's options but not change them [${worker ? "worker" : "main"}]`, async () => {
+    const open = (options: { tasksMax?: number; fastReads?: boolean }) =>
+      worker
+        ? createClient({ deviceIndex: 0, worker: true, ...options })
+        : createClient({ deviceIndex: 0, ...options });
+    try {
+      const first = await open({ tasksMax: 64 });
+      const again = await open({ tasksMax: 64 });
+      await open({});
+      assert.equal(again.deviceId.index, first.deviceId.index);
+      await assert.rejects(
+        () => open({ tasksMax: 128 }),
+        (e: Error) =>
+          e instanceof TypeError && /device 0 is open with tasksMax = 64; this request asks 128/.test(e.message),
+      );
+      await assert.rejects(() => open({ fastReads: true }), /device 0 is open with fastReads = undefined/);
+    } finally {
+      await closeDevices();
+    }
+  });
+}
 
 Deno.test("a bad deviceIndex, or deviceIndex with a device of one's own, is refused before any device is requested", async () => {
   await assert.rejects(() => createClient({ deviceIndex: -1 }), RangeError);
