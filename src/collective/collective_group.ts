@@ -7,53 +7,39 @@
  * is its own channel (the `n`-th send from A to B meets the `n`-th receive on
  * B from A).
  *
- * A slot fails for every participant, joined or still to join, when they
- * disagree on the call (`mismatch`), when one does not join within its
- * timeout (`timeout`) or aborts its wait (`aborted`), when a participant's
- * device goes away (`device-lost`), or when a part fails before the result
- * exists. A failed slot still takes the late participants' calls, so the
- * slot counters of every participant stay aligned and later calls run.
+ * A slot fails for every participant that joined it when they disagree on
+ * the call (`mismatch`), when one does not join within its timeout
+ * (`timeout`) or aborts its wait (`aborted`), when a participant's device
+ * goes away (`device-lost`), or when a part fails before the result exists.
+ *
+ * A participant missing from a failed slot owes it a call. Its next call on
+ * the channel settles the debt, decided at the end of the event-loop turn in
+ * which it calls (so that the other devices' calls of that turn are seen):
+ * when another participant has called the next slot by then, the missing
+ * one is taken to have skipped the failed slot and joins that one; when none
+ * has, the call is its late call for the failed slot and fails at once with
+ * the slot's reason, and its next call joins the next slot. Either way the
+ * participants' slot counters line up again, and later calls run.
  *
  * @module
  */
 
 import { CollectiveError } from "../errors.ts";
 import type { DeviceId } from "../contract/types.ts";
-import type { CollectivePart, JoinRequest, ReduceSite } from "./collective_parts.ts";
+import type { JoinRequest } from "./collective_parts.ts";
+import {
+  type Call,
+  type Channel,
+  type Joined,
+  newChannel,
+  nextCalled,
+  owes,
+  settle,
+  type Slot,
+} from "./channel_state.ts";
 import { participantFailure, type RunEntry, runSlot } from "./collective_runs.ts";
 import { deviceName } from "./device_ids.ts";
 import { SitePicker } from "./site_picker.ts";
-
-interface Joined {
-  readonly request: JoinRequest;
-  part: CollectivePart | null;
-  readonly resolve: () => void;
-  readonly reject: (e: CollectiveError) => void;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  onAbort: (() => void) | null;
-}
-
-interface Slot {
-  readonly index: number;
-  readonly signature: string;
-  readonly what: string;
-  /** Where an all-reduce reduces, fixed by its first participant (`host` for copies). */
-  readonly site: ReduceSite;
-  /** Bytes per participant of an all-reduce (0 for copies). */
-  readonly bytes: number;
-  readonly joined: (Joined | undefined)[];
-  count: number;
-  failed: CollectiveError | null;
-  started: boolean;
-}
-
-interface Channel {
-  /** The participants' devices, by position. */
-  readonly devices: readonly DeviceId[];
-  /** Calls made by each position so far: the next call joins slot `counters[position]`. */
-  readonly counters: number[];
-  readonly slots: Map<number, Slot>;
-}
 
 /** The communicator of one sorted device set. */
 export class CollectiveGroup {
@@ -128,26 +114,20 @@ export class CollectiveGroup {
    */
   close(gone: DeviceId, cause: unknown): void {
     const name = deviceName(gone);
-    this.#closed ??= new CollectiveError(
+    const closed = this.#closed ??= new CollectiveError(
       "device-lost",
       `collective of ${this.key}: device ${name} was closed or lost; open the devices again and retry`,
       { culprit: name, cause },
     );
     for (const channel of this.#channels.values()) {
+      channel.held.forEach((calls, position) => {
+        channel.held[position] = null;
+        for (const call of calls ?? []) call.reject(closed);
+      });
       for (const slot of channel.slots.values()) {
         if (slot.started || slot.failed !== null) continue;
-        this.#fail(
-          channel,
-          slot,
-          new CollectiveError(
-            "device-lost",
-            `${slot.what}: device ${name} was closed or lost before every participant joined`,
-            {
-              culprit: name,
-              cause,
-            },
-          ),
-        );
+        const message = `${slot.what}: device ${name} was closed or lost before every participant joined`;
+        this.#fail(channel, slot, new CollectiveError("device-lost", message, { culprit: name, cause }));
       }
     }
   }
@@ -160,9 +140,61 @@ export class CollectiveGroup {
     }
     let channel = this.#channels.get(key);
     if (channel === undefined) {
-      channel = { devices, counters: devices.map(() => 0), slots: new Map() };
+      channel = newChannel(devices);
       this.#channels.set(key, channel);
     }
+    this.#call(channel, position, { request, resolve, reject });
+    return promise;
+  }
+
+  /** A position's call: joins its next slot, unless it owes a failed slot (then see the module's notes). */
+  #call(channel: Channel, position: number, call: Call): void {
+    const held = channel.held[position] ?? null;
+    if (held !== null) {
+      held.push(call); // behind the calls held before it, in call order
+      return;
+    }
+    const index = channel.counters[position]!;
+    if (owes(channel, position, index)) {
+      const next = nextCalled(channel, position);
+      if (next === null) {
+        channel.held[position] = [call];
+        setTimeout(() => this.#settleDebt(channel, position), 0);
+        return;
+      }
+      for (let i = index; i < next; i++) settle(channel, channel.slots.get(i)!, position);
+    }
+    this.#enter(channel, position, call);
+  }
+
+  /** End of the turn for a position that owes a failed slot: it skipped it, or its first held call is late. */
+  #settleDebt(channel: Channel, position: number): void {
+    const calls = channel.held[position] ?? null;
+    if (calls === null) return; // the group closed meanwhile
+    channel.held[position] = null;
+    const index = channel.counters[position]!;
+    if (owes(channel, position, index) && nextCalled(channel, position) === null) {
+      const slot = channel.slots.get(index)!;
+      const late = calls.shift()!;
+      settle(channel, slot, position);
+      const name = deviceName(channel.devices[position]!);
+      const failed = slot.failed!;
+      late.reject(
+        new CollectiveError(
+          failed.reason,
+          `${late.request.what}: ${name} called after slot ${index} of ${this.key} had failed without it ` +
+            `(${failed.message}); this call is refused as ${name}'s late call for that slot, and its next call ` +
+            "joins the next slot",
+          { culprit: failed.culprit, cause: failed },
+        ),
+      );
+    }
+    for (const call of calls) this.#call(channel, position, call);
+  }
+
+  #enter(channel: Channel, position: number, call: Call): void {
+    const { request } = call;
+    const devices = channel.devices;
     const index = channel.counters[position]!++;
     let slot = channel.slots.get(index);
     if (slot === undefined) {
@@ -179,14 +211,12 @@ export class CollectiveGroup {
       };
       channel.slots.set(index, slot);
     }
-    const joined: Joined = { request, part: null, resolve, reject, timer: undefined, onAbort: null };
+    const joined: Joined = { ...call, part: null, timer: undefined, onAbort: null };
     slot.joined[position] = joined;
     slot.count++;
     const name = deviceName(devices[position]!);
-    if (slot.failed !== null) {
-      reject(slot.failed);
-    } else if (request.signature !== slot.signature) {
-      const first = slot.joined.findIndex((j) => j !== undefined && j !== joined);
+    if (request.signature !== slot.signature) {
+      const first = slot.joined.findIndex((j) => j && j !== joined);
       this.#fail(
         channel,
         slot,
@@ -208,7 +238,6 @@ export class CollectiveGroup {
       if (slot.failed === null && slot.count < devices.length) this.#arm(channel, slot, joined, name);
     }
     if (slot.count === devices.length) this.#complete(channel, slot);
-    return promise;
   }
 
   /** Starts the participant's timeout and abort listener while others are missing. */
@@ -256,7 +285,7 @@ export class CollectiveGroup {
     if (slot.failed !== null) return;
     slot.failed = error;
     for (const j of slot.joined) {
-      if (j === undefined) continue;
+      if (!j) continue;
       this.#disarm(j);
       j.reject(error);
     }
@@ -266,7 +295,7 @@ export class CollectiveGroup {
   /** Every participant has joined: forget the slot, and run it unless it failed. */
   #complete(channel: Channel, slot: Slot): void {
     channel.slots.delete(slot.index);
-    for (const j of slot.joined) this.#disarm(j!);
+    for (const j of slot.joined) if (j) this.#disarm(j);
     if (slot.failed !== null) return;
     slot.started = true;
     const entries: RunEntry[] = slot.joined.map((j, i) => ({

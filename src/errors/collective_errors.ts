@@ -33,6 +33,16 @@ export type CollectiveErrorReason =
  * same `reason` and `culprit`; the devices stay usable, and later collectives
  * of the same devices run normally.
  *
+ * A device missing from the failed call (one that had not called it yet when
+ * it timed out, was aborted or mismatched) owes it a call, settled by its next
+ * call of that kind on the same devices, at the end of the event-loop turn in
+ * which it calls: when another participant has called the next round by
+ * then, the device is taken to have skipped the failed one and joins the
+ * next; when none has, that call is its late call for the failed round and
+ * fails with the same `reason` and `culprit`, a message saying it came late,
+ * and the round's own error as its `cause`. Its next call then takes part
+ * normally.
+ *
  * @example Usage
  * ```ts
  * import { CollectiveError } from "@denogpu/runtime";

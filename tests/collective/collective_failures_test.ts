@@ -220,3 +220,82 @@ Deno.test("errors queued on a stream before a collective fail it as device-error
     await closeDevices();
   }
 });
+
+/** Device `i` of `clients` all-reduces `[10 * round + i]` (u32 sum) over every client, calling in `order`. */
+async function allReduceRound(clients: readonly ComputeClient[], round: number, order: readonly number[]) {
+  const devices = clients.map((c) => c.deviceId.index);
+  const hs = clients.map((c, i) => c.create(new Uint32Array([10 * round + i])));
+  const calls: Promise<void>[] = [];
+  for (const i of order) calls[i] = clients[i]!.allReduce(hs[i]!, hs[i]!, { dtype: "u32", devices, timeout: 1000 });
+  await Promise.all(calls);
+  const want = clients.reduce((sum, _, i) => sum + 10 * round + i, 0);
+  for (const [i, c] of clients.entries()) assert.deepEqual([...await c.read(hs[i]!, Uint32Array)], [want]);
+  hs.forEach((h) => h.release());
+}
+
+for (const cause of ["timeout", "aborted"] as const) {
+  Deno.test(`after an all-reduce fails with ${cause} because a device never called, later all-reduces of the pair run, whichever device calls first`, async () => {
+    const clients = await openDevices(2);
+    try {
+      using h = clients[0]!.create(new Uint32Array([1]));
+      const controller = new AbortController();
+      const waiting = clients[0]!.allReduce(h, h, {
+        dtype: "u32",
+        devices: [0, 1],
+        timeout: 50,
+        signal: controller.signal,
+      });
+      if (cause === "aborted") controller.abort();
+      await rejectsWith(waiting, cause);
+      // Device 1 never made the failed call: its next call is the next round's, not a late one.
+      await allReduceRound(clients, 1, [0, 1]);
+      await allReduceRound(clients, 2, [1, 0]);
+      await allReduceRound(clients, 3, [0, 1]);
+    } finally {
+      await closeDevices();
+    }
+  });
+}
+
+Deno.test("a device that calls an all-reduce after the others timed out gets a CollectiveError saying it came late, then takes part in the next", async () => {
+  const clients = await openDevices(3);
+  try {
+    const hs = clients.map((c, i) => c.create(new Uint32Array([i + 1])));
+    const devices = [0, 1, 2];
+    const waiting = [0, 1].map((i) => clients[i]!.allReduce(hs[i]!, hs[i]!, { dtype: "u32", devices, timeout: 50 }));
+    for (const p of waiting) await rejectsWith(p, "timeout");
+    const kind = clients[2]!.deviceId.kind;
+    const late = await rejectsWith(
+      clients[2]!.allReduce(hs[2]!, hs[2]!, { dtype: "u32", devices }),
+      "timeout",
+      `${kind}:2`,
+    );
+    assert.match(late.message, new RegExp(`${kind}:2 called after slot 0 of .* had failed without it`));
+    assert.ok(
+      late.cause instanceof CollectiveError && late.cause.reason === "timeout",
+      "the round's own error is the cause",
+    );
+    assert.deepEqual([...await clients[2]!.read(hs[2]!, Uint32Array)], [3], "its dst is left as it was");
+    await allReduceRound(clients, 1, [2, 0, 1]);
+    await allReduceRound(clients, 2, [0, 1, 2]);
+  } finally {
+    await closeDevices();
+  }
+});
+
+Deno.test("after a send times out because its receiver never called, the next sends and receives of the pair meet", async () => {
+  const [a, b] = await openDevices(2) as [ComputeClient, ComputeClient];
+  try {
+    using x = a.create(new Uint32Array([7, 8]));
+    await rejectsWith(a.send(x, 1, { timeout: 50 }), "timeout");
+    for (const round of [1, 2]) {
+      using src = a.create(new Uint32Array([round, 10 * round]));
+      using dst = b.empty(8);
+      const received = b.recv(dst, 0, { timeout: 1000 });
+      await Promise.all([a.send(src, 1, { timeout: 1000 }), received]);
+      assert.deepEqual([...await b.read(dst, Uint32Array)], [round, 10 * round]);
+    }
+  } finally {
+    await closeDevices();
+  }
+});

@@ -59,6 +59,28 @@ Deno.test("a slot whose participants disagree fails for both with mismatch, and 
   assert.deepEqual(got.map((x) => x[0]), [7, 7]);
 });
 
+Deno.test("a participant missing from a timed-out slot joins the next one when another participant calls it in the same turn, else its call is refused as late", async () => {
+  const group = new CollectiveGroup("cpu:0,cpu:1", devices);
+  const got: Float32Array[] = [];
+  await assert.rejects(
+    group.joinAllReduce(0, request([1], got, "s", 10)),
+    (e: CollectiveError) => e.reason === "timeout",
+  );
+  // Rank 1 never made the failed call: called in one turn, in either order, the next calls meet.
+  await Promise.all([group.joinAllReduce(1, request([20], got)), group.joinAllReduce(0, request([2], got))]);
+  await Promise.all([group.joinAllReduce(0, request([3], got)), group.joinAllReduce(1, request([30], got))]);
+  assert.deepEqual(got.map((x) => x[0]), [22, 22, 33, 33]);
+  // Rank 1 calls after slot 3 timed out, and nobody has called slot 4: its call was its late call for slot 3.
+  await assert.rejects(group.joinAllReduce(0, request([4], got, "s", 10)), CollectiveError);
+  await assert.rejects(
+    group.joinAllReduce(1, request([40], got)),
+    (e: CollectiveError) =>
+      e.reason === "timeout" && /cpu:1 called after slot 3 of cpu:0,cpu:1 had failed/.test(e.message),
+  );
+  await Promise.all([group.joinAllReduce(0, request([5], got)), group.joinAllReduce(1, request([50], got))]);
+  assert.deepEqual(got.slice(4).map((x) => x[0]), [55, 55]);
+});
+
 Deno.test("closing the group fails waiting slots with device-lost and refuses later calls", async () => {
   const group = new CollectiveGroup("cpu:0,cpu:1", devices);
   const waiting = group.joinAllReduce(0, request([1], []));

@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { closeDevices, CollectiveError, createClient, listDevices, WorkerClient } from "../../mod.ts";
+import type { AnyClient } from "../../server.ts";
 import { sharedBuffers } from "../../src/worker/shared_buffers.ts";
 
 /** Sums of `n` sources of `len` f32 each, source i holding i + 0.5·j at j, rounded to f32 after each addition. */
@@ -237,5 +238,43 @@ Deno.test("worker devices are listed, reused by index, refused on a main-thread 
     assert.throws(() => w.empty(4), /destroyed|lost/i);
   } finally {
     await closeDevices();
+  }
+});
+
+/** Asserts that `p` rejects with a `CollectiveError` of `reason`, and returns it. */
+async function rejectsWith(p: Promise<unknown>, reason: string): Promise<CollectiveError> {
+  const e = await p.then(() => null, (x) => x);
+  assert.ok(e instanceof CollectiveError, `expected a CollectiveError, got ${e}`);
+  assert.equal(e.reason, reason, e.message);
+  return e;
+}
+
+/** Client `i` all-reduces `[10 * round + i]` (u32 sum) over every client's device, calling in `order`. */
+async function allReduceRound(clients: readonly AnyClient[], round: number, order: readonly number[]) {
+  const devices = clients.map((c) => c.deviceId.index);
+  const hs = clients.map((c, i) => c.create(new Uint32Array([10 * round + i])));
+  const calls: Promise<void>[] = [];
+  for (const i of order) calls[i] = clients[i]!.allReduce(hs[i]!, hs[i]!, { dtype: "u32", devices, timeout: 1000 });
+  await Promise.all(calls);
+  const want = clients.reduce((sum, _, i) => sum + 10 * round + i, 0);
+  for (const [i, c] of clients.entries()) assert.deepEqual([...await c.read(hs[i]!, Uint32Array)], [want]);
+  hs.forEach((h) => h.release());
+}
+
+Deno.test("worker clients: after an all-reduce times out, a device that never called joins the next round, and one that calls late is told so, then joins the next", async () => {
+  const clients = await Promise.all([0, 1].map((i) => createClient({ worker: true, deviceIndex: i })));
+  try {
+    const [w0, w1] = clients as [WorkerClient, WorkerClient];
+    using h0 = w0.create(new Uint32Array([1]));
+    using h1 = w1.create(new Uint32Array([2]));
+    await rejectsWith(w0.allReduce(h0, h0, { dtype: "u32", devices: [0, 1], timeout: 50 }), "timeout");
+    await allReduceRound(clients, 1, [1, 0]); // device 1 never made the failed call
+    await rejectsWith(w1.allReduce(h1, h1, { dtype: "u32", devices: [0, 1], timeout: 50 }), "timeout");
+    const late = await rejectsWith(w0.allReduce(h0, h0, { dtype: "u32", devices: [0, 1] }), "timeout");
+    assert.match(late.message, /called after slot 2 of .* had failed without it/);
+    await allReduceRound(clients, 2, [0, 1]);
+  } finally {
+    await closeDevices();
+    await Promise.all(clients.map((c) => c.ended));
   }
 });
