@@ -37,7 +37,7 @@ import {
   settle,
   type Slot,
 } from "./channel_state.ts";
-import { participantFailure, type RunEntry, runSlot } from "./collective_runs.ts";
+import { participantFailure, quietSource, type RunEntry, runSlot } from "./collective_runs.ts";
 import { deviceName } from "./device_ids.ts";
 import { SitePicker } from "./site_picker.ts";
 
@@ -231,7 +231,7 @@ export class CollectiveGroup {
       this.#fail(channel, slot, this.#aborted(slot, name, request.signal));
     } else {
       try {
-        joined.part = request.begin(slot.site);
+        joined.part = quietSource(request.begin(slot.site)); // read at the join, awaited once the slot runs
       } catch (cause) {
         this.#fail(channel, slot, participantFailure(request.what, name, cause));
       }

@@ -157,6 +157,7 @@ export class ServerCollectives {
         if (site === "device" && rank === 0) {
           // The root reduces on its device: its source is snapshot there now, in stream order.
           snapshot = tracked.read(() => Promise.resolve(snapshotOnDevice(host, src, bytes, stream)));
+          snapshot.catch(() => {}); // awaited once the slot runs (see quietSource): never unhandled while it waits
         }
         return {
           kind: "all-reduce",

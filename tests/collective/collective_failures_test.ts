@@ -221,6 +221,45 @@ Deno.test("errors queued on a stream before a collective fail it as device-error
   }
 });
 
+for (const end of ["closeDevices", "destroy"] as const) {
+  Deno.test(`a send and a recv of different byte counts fail on both sides, and ${end} right after raises nothing unhandled`, async () => {
+    const [a, b] = await openDevices(2) as [ComputeClient, ComputeClient];
+    try {
+      const x = a.create(new Uint32Array([1, 2, 3]));
+      const y = b.empty(8);
+      const sent = a.send(x, 1); // joins first: its source read is under way when the slot fails
+      await rejectsWith(b.recv(y, 0), "mismatch");
+      await rejectsWith(sent, "mismatch");
+      if (end === "destroy") a.destroy();
+    } finally {
+      await closeDevices();
+    }
+  });
+}
+
+for (const kind of ["send", "allReduce"] as const) {
+  Deno.test(`${kind === "send" ? "a send" : "an all-reduce"} whose source read fails while its peer is missing times out, raises nothing unhandled, and both devices stay usable`, async () => {
+    const clients = await openDevices(2);
+    try {
+      const broken = defineKernel({
+        name: "broken",
+        wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(1) fn main() { x[0] = undefined_name; }`,
+      });
+      const h = clients[0]!.create(new Uint32Array([5]));
+      clients[0]!.launch(broken, [1], [h]); // the collective's read raises the queued errors
+      const options = { timeout: 50 };
+      const waiting = kind === "send"
+        ? clients[0]!.send(h, 1, options)
+        : clients[0]!.allReduce(h, h, { dtype: "u32", devices: [0, 1], ...options });
+      await rejectsWith(waiting, "timeout", `${clients[1]!.deviceId.kind}:1`);
+      await stillUsable(clients);
+    } finally {
+      await closeDevices();
+    }
+  });
+}
+
 /** Device `i` of `clients` all-reduces `[10 * round + i]` (u32 sum) over every client, calling in `order`. */
 async function allReduceRound(clients: readonly ComputeClient[], round: number, order: readonly number[]) {
   const devices = clients.map((c) => c.deviceId.index);

@@ -261,6 +261,21 @@ async function allReduceRound(clients: readonly AnyClient[], round: number, orde
   hs.forEach((h) => h.release());
 }
 
+Deno.test("a worker client's send and a worker client's recv of different byte counts fail on both sides, and closing the devices right after raises nothing unhandled", async () => {
+  const a = await createClient({ worker: true, deviceIndex: 0 });
+  const b = await createClient({ worker: true, deviceIndex: 1 });
+  try {
+    const x = a.create(new Uint32Array([1, 2, 3]));
+    const y = b.empty(8);
+    const sent = a.send(x, 1); // joins first: its source read through the ring is under way when the slot fails
+    await rejectsWith(b.recv(y, 0), "mismatch");
+    await rejectsWith(sent, "mismatch");
+  } finally {
+    await closeDevices();
+    await Promise.all([a.ended, b.ended]);
+  }
+});
+
 Deno.test("worker clients: after an all-reduce times out, a device that never called joins the next round, and one that calls late is told so, then joins the next", async () => {
   const clients = await Promise.all([0, 1].map((i) => createClient({ worker: true, deviceIndex: i })));
   try {
