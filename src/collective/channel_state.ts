@@ -11,6 +11,7 @@
 import type { CollectiveError } from "../errors.ts";
 import type { DeviceId } from "../contract/types.ts";
 import type { CollectivePart, JoinRequest, ReduceSite } from "./collective_parts.ts";
+import type { WaitingSlot } from "./wait_graph.ts";
 
 /** A participant's call, before it joins a slot. */
 export interface Call {
@@ -52,10 +53,14 @@ export interface Slot {
   failed: CollectiveError | null;
   /** True once it runs. */
   started: boolean;
+  /** The slot in the wait graph while an all-reduce waits, else null. */
+  waiting: WaitingSlot | null;
 }
 
 /** One channel of a communicator: the all-reduces, or one direction of copies. */
 export interface Channel {
+  /** True for the all-reduce channel (its waits are in the wait graph). */
+  readonly reduces: boolean;
   /** The participants' devices, by position. */
   readonly devices: readonly DeviceId[];
   /** Calls made by each position so far: the next call joins slot `counters[position]`. */
@@ -69,11 +74,12 @@ export interface Channel {
 /**
  * A channel with no call yet.
  *
+ * @param reduces True for the all-reduce channel.
  * @param devices The participants, by position.
  * @returns The channel.
  */
-export function newChannel(devices: readonly DeviceId[]): Channel {
-  return { devices, counters: devices.map(() => 0), slots: new Map(), held: devices.map(() => null) };
+export function newChannel(reduces: boolean, devices: readonly DeviceId[]): Channel {
+  return { reduces, devices, counters: devices.map(() => 0), slots: new Map(), held: devices.map(() => null) };
 }
 
 /**

@@ -8,9 +8,11 @@
  * B from A).
  *
  * A slot fails for every participant that joined it when they disagree on
- * the call (`mismatch`), when one does not join within its timeout
- * (`timeout`) or aborts its wait (`aborted`), when a participant's device
- * goes away (`device-lost`), or when a part fails before the result exists.
+ * the call (`mismatch`, also when all-reduces over different sets wait for
+ * each other: see `wait_graph.ts`), when one does not join within its
+ * timeout (`timeout`) or aborts its wait (`aborted`), when a participant's
+ * device goes away (`device-lost`), or when a part fails before the result
+ * exists.
  *
  * A participant missing from a failed slot owes it a call. Its next call on
  * the channel settles the debt, decided at the end of the event-loop turn in
@@ -40,6 +42,7 @@ import {
 import { participantFailure, quietSource, type RunEntry, runSlot } from "./collective_runs.ts";
 import { deviceName } from "./device_ids.ts";
 import { SitePicker } from "./site_picker.ts";
+import { cycleError, WaitGraph } from "./wait_graph.ts";
 
 /** The communicator of one sorted device set. */
 export class CollectiveGroup {
@@ -53,18 +56,22 @@ export class CollectiveGroup {
   #closed: CollectiveError | null = null;
   /** True when a member reduces on the host only: every all-reduce of the group reduces on the host. */
   #hostOnly: boolean;
+  #waits: WaitGraph;
 
   /**
    * Creates the communicator.
    *
    * @param key The key of the sorted set.
    * @param devices The devices, sorted.
-   * @param options `hostOnly`: a member reduces on the host only (a worker client's device).
+   * @param options `hostOnly`: a member reduces on the host only (a worker
+   * client's device); `waits`: the wait graph shared by every communicator of
+   * the directory (a graph of its own by default).
    */
-  constructor(key: string, devices: readonly DeviceId[], options: { hostOnly?: boolean } = {}) {
+  constructor(key: string, devices: readonly DeviceId[], options: { hostOnly?: boolean; waits?: WaitGraph } = {}) {
     this.key = key;
     this.devices = devices;
     this.#hostOnly = options.hostOnly ?? false;
+    this.#waits = options.waits ?? new WaitGraph();
   }
 
   /**
@@ -140,7 +147,7 @@ export class CollectiveGroup {
     }
     let channel = this.#channels.get(key);
     if (channel === undefined) {
-      channel = newChannel(devices);
+      channel = newChannel(key === "all-reduce", devices);
       this.#channels.set(key, channel);
     }
     this.#call(channel, position, { request, resolve, reject });
@@ -208,6 +215,7 @@ export class CollectiveGroup {
         count: 0,
         failed: null,
         started: false,
+        waiting: null,
       };
       channel.slots.set(index, slot);
     }
@@ -229,7 +237,7 @@ export class CollectiveGroup {
       );
     } else if (request.signal?.aborted) {
       this.#fail(channel, slot, this.#aborted(slot, name, request.signal));
-    } else {
+    } else if (!this.#closesCycle(channel, slot, name)) {
       try {
         joined.part = quietSource(request.begin(slot.site)); // read at the join, awaited once the slot runs
       } catch (cause) {
@@ -240,11 +248,41 @@ export class CollectiveGroup {
     if (slot.count === devices.length) this.#complete(channel, slot);
   }
 
+  /**
+   * Records an all-reduce participant that waits for others in the wait
+   * graph; when its wait closes a cycle through other sets, fails every slot
+   * of the cycle with one `mismatch` and returns true.
+   */
+  #closesCycle(channel: Channel, slot: Slot, name: string): boolean {
+    if (!channel.reduces || slot.count === channel.devices.length) return false;
+    slot.waiting ??= {
+      set: this.key,
+      missing: () => channel.devices.filter((_, i) => slot.joined[i] === undefined).map(deviceName),
+      refuse: (error, taken) => {
+        // The device the slot waits for called another set instead: that call was its call for this slot.
+        const position = channel.devices.findIndex((d) => deviceName(d) === taken);
+        if (channel.counters[position] === slot.index && channel.held[position] === null) {
+          settle(channel, slot, position);
+        }
+        this.#fail(channel, slot, error);
+      },
+    };
+    this.#waits.join(slot.waiting, name);
+    const cycle = this.#waits.cycle(slot.waiting, name);
+    if (cycle === null) return false;
+    const error = cycleError(cycle);
+    for (const wait of cycle) wait.slot.refuse(error, wait.awaits);
+    return true;
+  }
+
   /** Starts the participant's timeout and abort listener while others are missing. */
   #arm(channel: Channel, slot: Slot, joined: Joined, name: string): void {
     const { timeoutMs, signal } = joined.request;
     joined.timer = setTimeout(() => {
       const missing = channel.devices.filter((_, i) => slot.joined[i] === undefined).map(deviceName);
+      const elsewhere = missing.flatMap((m) =>
+        this.#waits.waitingIn(m).map((set) => `${m} waits in allReduce over ${set}`)
+      );
       this.#fail(
         channel,
         slot,
@@ -252,7 +290,9 @@ export class CollectiveGroup {
           "timeout",
           `${slot.what}: ${
             missing.join(", ")
-          } did not join within ${timeoutMs} ms (slot ${slot.index} of ${this.key}, waited for by ${name})`,
+          } did not join within ${timeoutMs} ms (slot ${slot.index} of ${this.key}, waited for by ${name})${
+            elsewhere.length === 0 ? "" : `; meanwhile ${elsewhere.join(", ")}`
+          }`,
           { culprit: missing[0] ?? null },
         ),
       );
@@ -281,9 +321,16 @@ export class CollectiveGroup {
     joined.onAbort = null;
   }
 
+  /** Nobody waits in the slot any more: it leaves the wait graph. */
+  #stopWaiting(slot: Slot): void {
+    if (slot.waiting !== null) this.#waits.leave(slot.waiting);
+    slot.waiting = null;
+  }
+
   #fail(channel: Channel, slot: Slot, error: CollectiveError): void {
     if (slot.failed !== null) return;
     slot.failed = error;
+    this.#stopWaiting(slot);
     for (const j of slot.joined) {
       if (!j) continue;
       this.#disarm(j);
@@ -295,6 +342,7 @@ export class CollectiveGroup {
   /** Every participant has joined: forget the slot, and run it unless it failed. */
   #complete(channel: Channel, slot: Slot): void {
     channel.slots.delete(slot.index);
+    this.#stopWaiting(slot);
     for (const j of slot.joined) if (j) this.#disarm(j);
     if (slot.failed !== null) return;
     slot.started = true;

@@ -12,7 +12,11 @@ import { ServerError } from "./server_errors.ts";
  * - `unknown-device`: the device set names a device that is not open;
  * - `not-a-participant`: the calling device is not in the device set;
  * - `mismatch`: participants of one slot disagree on the operation, the
- *   element type, the reduction or the byte count;
+ *   element type, the reduction or the byte count, or all-reduces over
+ *   different device sets wait for each other (the participants named
+ *   different sets, or called all-reduces of overlapping sets in different
+ *   orders): reported as soon as the calls are seen, to every device that
+ *   made one;
  * - `timeout`: a participant did not join within the timeout;
  * - `aborted`: a participant's `AbortSignal` fired before every participant joined;
  * - `device-lost`: a participant's device was lost or closed;

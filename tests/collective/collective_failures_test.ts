@@ -338,3 +338,87 @@ Deno.test("after a send times out because its receiver never called, the next se
     await closeDevices();
   }
 });
+
+Deno.test("all-reduces over different device sets fail at once with mismatch on every device that called, naming both sets", async () => {
+  const clients = await openDevices(3);
+  try {
+    const [c0, c1, c2] = clients as [ComputeClient, ComputeClient, ComputeClient];
+    const kind = c0.deviceId.kind;
+    const set = (...ix: number[]) => ix.map((i) => `${kind}:${i}`).join(",");
+    const hs = clients.map((c, i) => c.create(new Uint32Array([i + 1])));
+    // A timeout long enough that failing by it gives reason timeout, not mismatch.
+    const opts = { dtype: "u32", timeout: 1000 } as const;
+    // Device 0 names two devices, device 1 three: each waits for the other.
+    const pair = [
+      c0.allReduce(hs[0]!, hs[0]!, { ...opts, devices: [0, 1] }),
+      c1.allReduce(hs[1]!, hs[1]!, { ...opts, devices: [0, 1, 2] }),
+    ];
+    for (const p of pair) {
+      const e = await rejectsWith(p, "mismatch");
+      assert.equal(e.culprit, null);
+      assert.ok(
+        e.message.includes(`over ${set(0, 1)}, waiting`) && e.message.includes(`over ${set(0, 1, 2)}, waiting`),
+        e.message,
+      );
+    }
+    // Devices 0 and 1 name all three, device 2 only two of them.
+    const three = [
+      c0.allReduce(hs[0]!, hs[0]!, { ...opts, devices: [0, 1, 2] }),
+      c1.allReduce(hs[1]!, hs[1]!, { ...opts, devices: [0, 1, 2] }),
+      c2.allReduce(hs[2]!, hs[2]!, { ...opts, devices: [1, 2] }),
+    ];
+    for (const p of three) {
+      const e = await rejectsWith(p, "mismatch");
+      assert.ok(
+        e.message.includes(`over ${set(1, 2)}, waiting`) && e.message.includes(`over ${set(0, 1, 2)}, waiting`),
+        e.message,
+      );
+    }
+    for (const [i, c] of clients.entries()) assert.deepEqual([...await c.read(hs[i]!, Uint32Array)], [i + 1]);
+    await allReduceRound(clients, 1, [0, 1, 2]);
+    await allReduceRound([c0, c1], 2, [1, 0]);
+    await allReduceRound([c1, c2], 3, [0, 1]);
+  } finally {
+    await closeDevices();
+  }
+});
+
+Deno.test("an all-reduce that times out says which other set a missing device waits in, and the devices stay usable", async () => {
+  const clients = await openDevices(3);
+  try {
+    const [c0, c1] = clients as [ComputeClient, ComputeClient];
+    const kind = c0.deviceId.kind;
+    const hs = clients.map((c, i) => c.create(new Uint32Array([i + 1])));
+    // Device 1 may take part in another set first: no mismatch yet, but device 2 never calls.
+    const waiting = c0.allReduce(hs[0]!, hs[0]!, { dtype: "u32", devices: [0, 1], timeout: 50 });
+    const other = c1.allReduce(hs[1]!, hs[1]!, { dtype: "u32", devices: [1, 2], timeout: 100 });
+    const e = await rejectsWith(waiting, "timeout", `${kind}:1`);
+    assert.match(e.message, new RegExp(`meanwhile ${kind}:1 waits in allReduce over ${kind}:1,${kind}:2`));
+    await rejectsWith(other, "timeout", `${kind}:2`);
+    await allReduceRound(clients.slice(0, 2), 1, [1, 0]);
+    await allReduceRound(clients.slice(1), 2, [0, 1]);
+  } finally {
+    await closeDevices();
+  }
+});
+
+Deno.test("a device set that names a device twice is refused at the call with a RangeError naming it, and nothing is queued", async () => {
+  const clients = await openDevices(2);
+  try {
+    const [c0] = clients as [ComputeClient, ComputeClient];
+    const kind = c0.deviceId.kind;
+    using h = c0.create(new Uint32Array([4]));
+    for (const devices of [[0, 0], [0, 1, 1], [0, { kind, index: 0 }]]) {
+      assert.throws(
+        () => c0.allReduce(h, h, { dtype: "u32", devices }),
+        (e: unknown) =>
+          e instanceof RangeError && e.message.includes(`names ${kind}:${devices.length === 3 ? 1 : 0} twice`),
+      );
+    }
+    assert.deepEqual([...await c0.read(h, Uint32Array)], [4]);
+    await Promise.all(clients.map((c) => c.syncCollective()));
+    await stillUsable(clients);
+  } finally {
+    await closeDevices();
+  }
+});

@@ -293,3 +293,31 @@ Deno.test("worker clients: after an all-reduce times out, a device that never ca
     await Promise.all(clients.map((c) => c.ended));
   }
 });
+
+Deno.test("worker clients: all-reduces over different device sets fail at once with mismatch naming both sets, and a set naming a device twice is refused at the call", async () => {
+  const w0 = await createClient({ worker: true, deviceIndex: 0 });
+  const w1 = await createClient({ worker: true, deviceIndex: 1 });
+  const m2 = await createClient({ deviceIndex: 2 });
+  try {
+    const clients = [w0, w1, m2];
+    const hs = clients.map((c, i) => c.create(new Uint32Array([i + 1])));
+    const calls = [
+      w0.allReduce(hs[0]!, hs[0]!, { dtype: "u32", devices: [0, 1], timeout: 1000 }),
+      w1.allReduce(hs[1]!, hs[1]!, { dtype: "u32", devices: [0, 1, 2], timeout: 1000 }),
+    ];
+    const kind = w0.deviceId.kind;
+    const set = (...ix: number[]) => ix.map((i) => `${kind}:${i}`).join(",");
+    for (const p of calls) {
+      const e = await rejectsWith(p, "mismatch");
+      assert.ok(e.message.includes(`over ${set(0, 1)}, waiting`), e.message);
+      assert.ok(e.message.includes(`over ${set(0, 1, 2)}, waiting`), e.message);
+    }
+    assert.throws(() => w1.allReduce(hs[1]!, hs[1]!, { dtype: "u32", devices: [1, 0, 1] }), RangeError, "names");
+    assert.deepEqual([...await w1.read(hs[1]!, Uint32Array)], [2], "nothing was queued");
+    await allReduceRound(clients, 1, [2, 1, 0]);
+    await allReduceRound([w0, w1], 2, [0, 1]);
+  } finally {
+    await closeDevices();
+    await Promise.all([w0.ended, w1.ended]);
+  }
+});
