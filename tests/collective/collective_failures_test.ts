@@ -4,7 +4,10 @@
  * leaves every device usable (later collectives of the same devices run),
  * and never hangs: mismatched calls, unknown devices, a participant that
  * never joins (timeout, AbortSignal), and a device lost or closed before or
- * during the collective.
+ * during the collective. A device that missed a failed round is not left one
+ * call behind (it skipped the round, or its call is refused as late), calls
+ * over different device sets are a mismatch at once, a device set naming a
+ * device twice is refused, and no rejection escapes unhandled.
  */
 
 import assert from "node:assert/strict";

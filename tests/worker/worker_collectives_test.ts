@@ -2,7 +2,8 @@
  * Worker clients across devices: each holds a logical device of this
  * thread's directory, takes part in all-reduces, sends and receives with
  * other worker clients and with main-thread clients (reducing on the host),
- * and is listed and closed with the others.
+ * and is listed and closed with the others. Their failures behave as the
+ * main-thread clients' do (tests/collective/collective_failures_test.ts).
  */
 
 import assert from "node:assert/strict";
