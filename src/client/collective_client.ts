@@ -19,7 +19,11 @@ export interface AllReduceOptions extends CollectiveOptions {
   dtype: ElemType;
   /** The reduction. @default "sum" */
   op?: ReduceOperation;
-  /** The participants, this device among them: logical indices, or `{ kind, index }` (e.g. `existing` devices). */
+  /**
+   * The participants, this device among them, each once: logical indices, or
+   * `{ kind, index }` (e.g. `existing` devices). Every participant names the
+   * same set; a device named twice is refused at the call (`RangeError`).
+   */
   devices: readonly (number | LogicalDevice)[];
 }
 
@@ -67,7 +71,8 @@ export class CollectiveClient extends MemoryClient {
    * @param dst Where the result goes, as long as `src` (may be `src`).
    * @param options Element type, reduction, participants; timeout, abort signal, where to reduce.
    * @returns Resolves once `dst` holds the result; rejects with `CollectiveError` (also reported by `syncCollective`).
-   * @throws {TypeError} {RangeError} For a bad handle, element type, reduction or size, before anything is queued.
+   * @throws {TypeError} {RangeError} For a bad handle, element type, reduction or size, or a device named twice
+   * in `devices`, before anything is queued.
    * @throws {CollectiveError} `unknown-device` or `not-a-participant`, at once.
    */
   allReduce(src: Handle, dst: Handle, options: AllReduceOptions): Promise<void> {

@@ -56,7 +56,7 @@ export class WorkerCollectiveClient extends WorkerMemoryClient {
    * @param options Element type, reduction, participants; timeout, abort signal.
    * @returns Resolves once `dst` holds the result; rejects with `CollectiveError`.
    * @throws {TypeError} {RangeError} For a bad handle, element type, reduction,
-   * size, or `reduceOn: "device"`, before anything is queued.
+   * size, `reduceOn: "device"`, or a device named twice in `devices`, before anything is queued.
    * @throws {CollectiveError} `unknown-device` or `not-a-participant`, at once.
    */
   allReduce(src: Handle, dst: Handle, options: AllReduceOptions): Promise<void> {

@@ -7,53 +7,42 @@
  * is its own channel (the `n`-th send from A to B meets the `n`-th receive on
  * B from A).
  *
- * A slot fails for every participant, joined or still to join, when they
- * disagree on the call (`mismatch`), when one does not join within its
+ * A slot fails for every participant that joined it when they disagree on
+ * the call (`mismatch`, also when all-reduces over different sets wait for
+ * each other: see `wait_graph.ts`), when one does not join within its
  * timeout (`timeout`) or aborts its wait (`aborted`), when a participant's
  * device goes away (`device-lost`), or when a part fails before the result
- * exists. A failed slot still takes the late participants' calls, so the
- * slot counters of every participant stay aligned and later calls run.
+ * exists.
+ *
+ * A participant missing from a failed slot owes it a call. Its next call on
+ * the channel settles the debt, decided at the end of the event-loop turn in
+ * which it calls (so that the other devices' calls of that turn are seen):
+ * when another participant has called the next slot by then, the missing
+ * one is taken to have skipped the failed slot and joins that one; when none
+ * has, the call is its late call for the failed slot and fails at once with
+ * the slot's reason, and its next call joins the next slot. Either way the
+ * participants' slot counters line up again, and later calls run.
  *
  * @module
  */
 
 import { CollectiveError } from "../errors.ts";
 import type { DeviceId } from "../contract/types.ts";
-import type { CollectivePart, JoinRequest, ReduceSite } from "./collective_parts.ts";
-import { participantFailure, type RunEntry, runSlot } from "./collective_runs.ts";
+import type { JoinRequest } from "./collective_parts.ts";
+import {
+  type Call,
+  type Channel,
+  type Joined,
+  newChannel,
+  nextCalled,
+  owes,
+  settle,
+  type Slot,
+} from "./channel_state.ts";
+import { participantFailure, quietSource, type RunEntry, runSlot } from "./collective_runs.ts";
 import { deviceName } from "./device_ids.ts";
 import { SitePicker } from "./site_picker.ts";
-
-interface Joined {
-  readonly request: JoinRequest;
-  part: CollectivePart | null;
-  readonly resolve: () => void;
-  readonly reject: (e: CollectiveError) => void;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  onAbort: (() => void) | null;
-}
-
-interface Slot {
-  readonly index: number;
-  readonly signature: string;
-  readonly what: string;
-  /** Where an all-reduce reduces, fixed by its first participant (`host` for copies). */
-  readonly site: ReduceSite;
-  /** Bytes per participant of an all-reduce (0 for copies). */
-  readonly bytes: number;
-  readonly joined: (Joined | undefined)[];
-  count: number;
-  failed: CollectiveError | null;
-  started: boolean;
-}
-
-interface Channel {
-  /** The participants' devices, by position. */
-  readonly devices: readonly DeviceId[];
-  /** Calls made by each position so far: the next call joins slot `counters[position]`. */
-  readonly counters: number[];
-  readonly slots: Map<number, Slot>;
-}
+import { cycleError, WaitGraph } from "./wait_graph.ts";
 
 /** The communicator of one sorted device set. */
 export class CollectiveGroup {
@@ -67,18 +56,22 @@ export class CollectiveGroup {
   #closed: CollectiveError | null = null;
   /** True when a member reduces on the host only: every all-reduce of the group reduces on the host. */
   #hostOnly: boolean;
+  #waits: WaitGraph;
 
   /**
    * Creates the communicator.
    *
    * @param key The key of the sorted set.
    * @param devices The devices, sorted.
-   * @param options `hostOnly`: a member reduces on the host only (a worker client's device).
+   * @param options `hostOnly`: a member reduces on the host only (a worker
+   * client's device); `waits`: the wait graph shared by every communicator of
+   * the directory (a graph of its own by default).
    */
-  constructor(key: string, devices: readonly DeviceId[], options: { hostOnly?: boolean } = {}) {
+  constructor(key: string, devices: readonly DeviceId[], options: { hostOnly?: boolean; waits?: WaitGraph } = {}) {
     this.key = key;
     this.devices = devices;
     this.#hostOnly = options.hostOnly ?? false;
+    this.#waits = options.waits ?? new WaitGraph();
   }
 
   /**
@@ -128,26 +121,20 @@ export class CollectiveGroup {
    */
   close(gone: DeviceId, cause: unknown): void {
     const name = deviceName(gone);
-    this.#closed ??= new CollectiveError(
+    const closed = this.#closed ??= new CollectiveError(
       "device-lost",
       `collective of ${this.key}: device ${name} was closed or lost; open the devices again and retry`,
       { culprit: name, cause },
     );
     for (const channel of this.#channels.values()) {
+      channel.held.forEach((calls, position) => {
+        channel.held[position] = null;
+        for (const call of calls ?? []) call.reject(closed);
+      });
       for (const slot of channel.slots.values()) {
         if (slot.started || slot.failed !== null) continue;
-        this.#fail(
-          channel,
-          slot,
-          new CollectiveError(
-            "device-lost",
-            `${slot.what}: device ${name} was closed or lost before every participant joined`,
-            {
-              culprit: name,
-              cause,
-            },
-          ),
-        );
+        const message = `${slot.what}: device ${name} was closed or lost before every participant joined`;
+        this.#fail(channel, slot, new CollectiveError("device-lost", message, { culprit: name, cause }));
       }
     }
   }
@@ -160,9 +147,61 @@ export class CollectiveGroup {
     }
     let channel = this.#channels.get(key);
     if (channel === undefined) {
-      channel = { devices, counters: devices.map(() => 0), slots: new Map() };
+      channel = newChannel(key === "all-reduce", devices);
       this.#channels.set(key, channel);
     }
+    this.#call(channel, position, { request, resolve, reject });
+    return promise;
+  }
+
+  /** A position's call: joins its next slot, unless it owes a failed slot (then see the module's notes). */
+  #call(channel: Channel, position: number, call: Call): void {
+    const held = channel.held[position] ?? null;
+    if (held !== null) {
+      held.push(call); // behind the calls held before it, in call order
+      return;
+    }
+    const index = channel.counters[position]!;
+    if (owes(channel, position, index)) {
+      const next = nextCalled(channel, position);
+      if (next === null) {
+        channel.held[position] = [call];
+        setTimeout(() => this.#settleDebt(channel, position), 0);
+        return;
+      }
+      for (let i = index; i < next; i++) settle(channel, channel.slots.get(i)!, position);
+    }
+    this.#enter(channel, position, call);
+  }
+
+  /** End of the turn for a position that owes a failed slot: it skipped it, or its first held call is late. */
+  #settleDebt(channel: Channel, position: number): void {
+    const calls = channel.held[position] ?? null;
+    if (calls === null) return; // the group closed meanwhile
+    channel.held[position] = null;
+    const index = channel.counters[position]!;
+    if (owes(channel, position, index) && nextCalled(channel, position) === null) {
+      const slot = channel.slots.get(index)!;
+      const late = calls.shift()!;
+      settle(channel, slot, position);
+      const name = deviceName(channel.devices[position]!);
+      const failed = slot.failed!;
+      late.reject(
+        new CollectiveError(
+          failed.reason,
+          `${late.request.what}: ${name} called after slot ${index} of ${this.key} had failed without it ` +
+            `(${failed.message}); this call is refused as ${name}'s late call for that slot, and its next call ` +
+            "joins the next slot",
+          { culprit: failed.culprit, cause: failed },
+        ),
+      );
+    }
+    for (const call of calls) this.#call(channel, position, call);
+  }
+
+  #enter(channel: Channel, position: number, call: Call): void {
+    const { request } = call;
+    const devices = channel.devices;
     const index = channel.counters[position]!++;
     let slot = channel.slots.get(index);
     if (slot === undefined) {
@@ -176,17 +215,16 @@ export class CollectiveGroup {
         count: 0,
         failed: null,
         started: false,
+        waiting: null,
       };
       channel.slots.set(index, slot);
     }
-    const joined: Joined = { request, part: null, resolve, reject, timer: undefined, onAbort: null };
+    const joined: Joined = { ...call, part: null, timer: undefined, onAbort: null };
     slot.joined[position] = joined;
     slot.count++;
     const name = deviceName(devices[position]!);
-    if (slot.failed !== null) {
-      reject(slot.failed);
-    } else if (request.signature !== slot.signature) {
-      const first = slot.joined.findIndex((j) => j !== undefined && j !== joined);
+    if (request.signature !== slot.signature) {
+      const first = slot.joined.findIndex((j) => j && j !== joined);
       this.#fail(
         channel,
         slot,
@@ -199,16 +237,42 @@ export class CollectiveGroup {
       );
     } else if (request.signal?.aborted) {
       this.#fail(channel, slot, this.#aborted(slot, name, request.signal));
-    } else {
+    } else if (!this.#closesCycle(channel, slot, name)) {
       try {
-        joined.part = request.begin(slot.site);
+        joined.part = quietSource(request.begin(slot.site)); // read at the join, awaited once the slot runs
       } catch (cause) {
         this.#fail(channel, slot, participantFailure(request.what, name, cause));
       }
       if (slot.failed === null && slot.count < devices.length) this.#arm(channel, slot, joined, name);
     }
     if (slot.count === devices.length) this.#complete(channel, slot);
-    return promise;
+  }
+
+  /**
+   * Records an all-reduce participant that waits for others in the wait
+   * graph; when its wait closes a cycle through other sets, fails every slot
+   * of the cycle with one `mismatch` and returns true.
+   */
+  #closesCycle(channel: Channel, slot: Slot, name: string): boolean {
+    if (!channel.reduces || slot.count === channel.devices.length) return false;
+    slot.waiting ??= {
+      set: this.key,
+      missing: () => channel.devices.filter((_, i) => slot.joined[i] === undefined).map(deviceName),
+      refuse: (error, taken) => {
+        // The device the slot waits for called another set instead: that call was its call for this slot.
+        const position = channel.devices.findIndex((d) => deviceName(d) === taken);
+        if (channel.counters[position] === slot.index && channel.held[position] === null) {
+          settle(channel, slot, position);
+        }
+        this.#fail(channel, slot, error);
+      },
+    };
+    this.#waits.join(slot.waiting, name);
+    const cycle = this.#waits.cycle(slot.waiting, name);
+    if (cycle === null) return false;
+    const error = cycleError(cycle);
+    for (const wait of cycle) wait.slot.refuse(error, wait.awaits);
+    return true;
   }
 
   /** Starts the participant's timeout and abort listener while others are missing. */
@@ -216,6 +280,9 @@ export class CollectiveGroup {
     const { timeoutMs, signal } = joined.request;
     joined.timer = setTimeout(() => {
       const missing = channel.devices.filter((_, i) => slot.joined[i] === undefined).map(deviceName);
+      const elsewhere = missing.flatMap((m) =>
+        this.#waits.waitingIn(m).map((set) => `${m} waits in allReduce over ${set}`)
+      );
       this.#fail(
         channel,
         slot,
@@ -223,7 +290,9 @@ export class CollectiveGroup {
           "timeout",
           `${slot.what}: ${
             missing.join(", ")
-          } did not join within ${timeoutMs} ms (slot ${slot.index} of ${this.key}, waited for by ${name})`,
+          } did not join within ${timeoutMs} ms (slot ${slot.index} of ${this.key}, waited for by ${name})${
+            elsewhere.length === 0 ? "" : `; meanwhile ${elsewhere.join(", ")}`
+          }`,
           { culprit: missing[0] ?? null },
         ),
       );
@@ -252,11 +321,18 @@ export class CollectiveGroup {
     joined.onAbort = null;
   }
 
+  /** Nobody waits in the slot any more: it leaves the wait graph. */
+  #stopWaiting(slot: Slot): void {
+    if (slot.waiting !== null) this.#waits.leave(slot.waiting);
+    slot.waiting = null;
+  }
+
   #fail(channel: Channel, slot: Slot, error: CollectiveError): void {
     if (slot.failed !== null) return;
     slot.failed = error;
+    this.#stopWaiting(slot);
     for (const j of slot.joined) {
-      if (j === undefined) continue;
+      if (!j) continue;
       this.#disarm(j);
       j.reject(error);
     }
@@ -266,7 +342,8 @@ export class CollectiveGroup {
   /** Every participant has joined: forget the slot, and run it unless it failed. */
   #complete(channel: Channel, slot: Slot): void {
     channel.slots.delete(slot.index);
-    for (const j of slot.joined) this.#disarm(j!);
+    this.#stopWaiting(slot);
+    for (const j of slot.joined) if (j) this.#disarm(j);
     if (slot.failed !== null) return;
     slot.started = true;
     const entries: RunEntry[] = slot.joined.map((j, i) => ({

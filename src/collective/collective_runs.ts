@@ -46,6 +46,21 @@ export function participantFailure(what: string, name: string, cause: unknown): 
   );
 }
 
+/**
+ * Marks the source read a part began at the join handled: it may fail while
+ * the slot still waits for other participants (nobody listens to it until
+ * the slot runs), or after the slot failed and will never run (the device
+ * closed or lost before the read landed). The run still sees its failure and
+ * reports it; a failed slot has reported its own.
+ *
+ * @param part The part just made.
+ * @returns The part.
+ */
+export function quietSource<P extends CollectivePart>(part: P): P {
+  if (part.kind !== "recv") part.source?.catch(() => {});
+  return part;
+}
+
 /** A part's failure, tagged with the position of its participant. */
 class PartFailure {
   constructor(readonly position: number, readonly cause: unknown) {}

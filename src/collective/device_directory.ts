@@ -16,6 +16,7 @@ import type { DeviceId } from "../contract/types.ts";
 import { CollectiveGroup } from "./collective_group.ts";
 import { deviceName, type LogicalDevice, sortDevices, toDeviceId, toLogicalDevice } from "./device_ids.ts";
 import { describe } from "../_util/describe.ts";
+import { WaitGraph } from "./wait_graph.ts";
 
 /** An open device as the directory knows it. */
 export interface DirectoryEntry {
@@ -35,6 +36,8 @@ export class DeviceDirectory {
   #taken = new Set<number>();
   #existing = 0;
   #groups = new Map<string, CollectiveGroup>();
+  /** The all-reduces waiting in every communicator, where calls over different sets are seen to differ. */
+  #waits = new WaitGraph();
 
   /**
    * Takes a logical device index: `index`, or the lowest free one.
@@ -182,7 +185,7 @@ export class DeviceDirectory {
     let group = this.#groups.get(key);
     if (group === undefined) {
       const hostOnly = sorted.some((d) => this.#open.get(deviceName(d))!.hostOnly === true);
-      group = new CollectiveGroup(key, sorted, { hostOnly });
+      group = new CollectiveGroup(key, sorted, { hostOnly, waits: this.#waits });
       this.#groups.set(key, group);
     }
     const rank = group.rank(caller);

@@ -12,7 +12,11 @@ import { ServerError } from "./server_errors.ts";
  * - `unknown-device`: the device set names a device that is not open;
  * - `not-a-participant`: the calling device is not in the device set;
  * - `mismatch`: participants of one slot disagree on the operation, the
- *   element type, the reduction or the byte count;
+ *   element type, the reduction or the byte count, or all-reduces over
+ *   different device sets wait for each other (the participants named
+ *   different sets, or called all-reduces of overlapping sets in different
+ *   orders): reported as soon as the calls are seen, to every device that
+ *   made one;
  * - `timeout`: a participant did not join within the timeout;
  * - `aborted`: a participant's `AbortSignal` fired before every participant joined;
  * - `device-lost`: a participant's device was lost or closed;
@@ -32,6 +36,16 @@ export type CollectiveErrorReason =
  * A collective failed. Every participant of the failed call gets one with the
  * same `reason` and `culprit`; the devices stay usable, and later collectives
  * of the same devices run normally.
+ *
+ * A device missing from the failed call (one that had not called it yet when
+ * it timed out, was aborted or mismatched) owes it a call, settled by its next
+ * call of that kind on the same devices, at the end of the event-loop turn in
+ * which it calls: when another participant has called the next round by
+ * then, the device is taken to have skipped the failed one and joins the
+ * next; when none has, that call is its late call for the failed round and
+ * fails with the same `reason` and `culprit`, a message saying it came late,
+ * and the round's own error as its `cause`. Its next call then takes part
+ * normally.
  *
  * @example Usage
  * ```ts

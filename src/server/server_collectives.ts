@@ -158,6 +158,7 @@ export class ServerCollectives {
         if (site === "device" && rank === 0) {
           // The root reduces on its device: its source is snapshot there now, in stream order.
           snapshot = tracked.read(() => Promise.resolve(snapshotOnDevice(host, src, bytes, stream)));
+          snapshot.catch(() => {}); // awaited once the slot runs (see quietSource): never unhandled while it waits
         }
         return {
           kind: "all-reduce",
@@ -303,7 +304,19 @@ export class ServerCollectives {
     if (!Array.isArray(devices) || devices.length === 0) {
       throw new TypeError(`${where}: devices must be a non-empty array of device ids`);
     }
-    return directory.group(devices.map((d, i) => checkDeviceId(d, `${where} devices[${i}]`)), this.deviceId, where);
+    const ids = devices.map((d, i) => checkDeviceId(d, `${where} devices[${i}]`));
+    const seen = new Map<string, number>();
+    ids.forEach((id, i) => {
+      const name = deviceName(id);
+      const first = seen.get(name);
+      if (first !== undefined) {
+        throw new RangeError(
+          `${where}: devices names ${name} twice (devices[${first}] and devices[${i}]); name each participant once`,
+        );
+      }
+      seen.set(name, i);
+    });
+    return directory.group(ids, this.deviceId, where);
   }
 
   #pair(peer: DeviceId, where: string) {

@@ -4,7 +4,10 @@
  * leaves every device usable (later collectives of the same devices run),
  * and never hangs: mismatched calls, unknown devices, a participant that
  * never joins (timeout, AbortSignal), and a device lost or closed before or
- * during the collective.
+ * during the collective. A device that missed a failed round is not left one
+ * call behind (it skipped the round, or its call is refused as late), calls
+ * over different device sets are a mismatch at once, a device set naming a
+ * device twice is refused, and no rejection escapes unhandled.
  */
 
 import assert from "node:assert/strict";
@@ -215,6 +218,208 @@ Deno.test("errors queued on a stream before a collective fail it as device-error
     await rejectsWith(all[1]!, "device-error", `${kind}:0`);
     await clients[0]!.sync(); // the errors were raised once, by the collective
     assert.deepEqual([...await clients[1]!.read(hs[1]!, Uint32Array)], [5]);
+    await stillUsable(clients);
+  } finally {
+    await closeDevices();
+  }
+});
+
+for (const end of ["closeDevices", "destroy"] as const) {
+  Deno.test(`a send and a recv of different byte counts fail on both sides, and ${end} right after raises nothing unhandled`, async () => {
+    const [a, b] = await openDevices(2) as [ComputeClient, ComputeClient];
+    try {
+      const x = a.create(new Uint32Array([1, 2, 3]));
+      const y = b.empty(8);
+      const sent = a.send(x, 1); // joins first: its source read is under way when the slot fails
+      await rejectsWith(b.recv(y, 0), "mismatch");
+      await rejectsWith(sent, "mismatch");
+      if (end === "destroy") a.destroy();
+    } finally {
+      await closeDevices();
+    }
+  });
+}
+
+for (const kind of ["send", "allReduce"] as const) {
+  Deno.test(`${kind === "send" ? "a send" : "an all-reduce"} whose source read fails while its peer is missing times out, raises nothing unhandled, and both devices stay usable`, async () => {
+    const clients = await openDevices(2);
+    try {
+      const broken = defineKernel({
+        name: "broken",
+        wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(1) fn main() { x[0] = undefined_name; }`,
+      });
+      const h = clients[0]!.create(new Uint32Array([5]));
+      clients[0]!.launch(broken, [1], [h]); // the collective's read raises the queued errors
+      const options = { timeout: 50 };
+      const waiting = kind === "send"
+        ? clients[0]!.send(h, 1, options)
+        : clients[0]!.allReduce(h, h, { dtype: "u32", devices: [0, 1], ...options });
+      await rejectsWith(waiting, "timeout", `${clients[1]!.deviceId.kind}:1`);
+      await stillUsable(clients);
+    } finally {
+      await closeDevices();
+    }
+  });
+}
+
+/** Device `i` of `clients` all-reduces `[10 * round + i]` (u32 sum) over every client, calling in `order`. */
+async function allReduceRound(clients: readonly ComputeClient[], round: number, order: readonly number[]) {
+  const devices = clients.map((c) => c.deviceId.index);
+  const hs = clients.map((c, i) => c.create(new Uint32Array([10 * round + i])));
+  const calls: Promise<void>[] = [];
+  for (const i of order) calls[i] = clients[i]!.allReduce(hs[i]!, hs[i]!, { dtype: "u32", devices, timeout: 1000 });
+  await Promise.all(calls);
+  const want = clients.reduce((sum, _, i) => sum + 10 * round + i, 0);
+  for (const [i, c] of clients.entries()) assert.deepEqual([...await c.read(hs[i]!, Uint32Array)], [want]);
+  hs.forEach((h) => h.release());
+}
+
+for (const cause of ["timeout", "aborted"] as const) {
+  Deno.test(`after an all-reduce fails with ${cause} because a device never called, later all-reduces of the pair run, whichever device calls first`, async () => {
+    const clients = await openDevices(2);
+    try {
+      using h = clients[0]!.create(new Uint32Array([1]));
+      const controller = new AbortController();
+      const waiting = clients[0]!.allReduce(h, h, {
+        dtype: "u32",
+        devices: [0, 1],
+        timeout: 50,
+        signal: controller.signal,
+      });
+      if (cause === "aborted") controller.abort();
+      await rejectsWith(waiting, cause);
+      // Device 1 never made the failed call: its next call is the next round's, not a late one.
+      await allReduceRound(clients, 1, [0, 1]);
+      await allReduceRound(clients, 2, [1, 0]);
+      await allReduceRound(clients, 3, [0, 1]);
+    } finally {
+      await closeDevices();
+    }
+  });
+}
+
+Deno.test("a device that calls an all-reduce after the others timed out gets a CollectiveError saying it came late, then takes part in the next", async () => {
+  const clients = await openDevices(3);
+  try {
+    const hs = clients.map((c, i) => c.create(new Uint32Array([i + 1])));
+    const devices = [0, 1, 2];
+    const waiting = [0, 1].map((i) => clients[i]!.allReduce(hs[i]!, hs[i]!, { dtype: "u32", devices, timeout: 50 }));
+    for (const p of waiting) await rejectsWith(p, "timeout");
+    const kind = clients[2]!.deviceId.kind;
+    const late = await rejectsWith(
+      clients[2]!.allReduce(hs[2]!, hs[2]!, { dtype: "u32", devices }),
+      "timeout",
+      `${kind}:2`,
+    );
+    assert.match(late.message, new RegExp(`${kind}:2 called after slot 0 of .* had failed without it`));
+    assert.ok(
+      late.cause instanceof CollectiveError && late.cause.reason === "timeout",
+      "the round's own error is the cause",
+    );
+    assert.deepEqual([...await clients[2]!.read(hs[2]!, Uint32Array)], [3], "its dst is left as it was");
+    await allReduceRound(clients, 1, [2, 0, 1]);
+    await allReduceRound(clients, 2, [0, 1, 2]);
+  } finally {
+    await closeDevices();
+  }
+});
+
+Deno.test("after a send times out because its receiver never called, the next sends and receives of the pair meet", async () => {
+  const [a, b] = await openDevices(2) as [ComputeClient, ComputeClient];
+  try {
+    using x = a.create(new Uint32Array([7, 8]));
+    await rejectsWith(a.send(x, 1, { timeout: 50 }), "timeout");
+    for (const round of [1, 2]) {
+      using src = a.create(new Uint32Array([round, 10 * round]));
+      using dst = b.empty(8);
+      const received = b.recv(dst, 0, { timeout: 1000 });
+      await Promise.all([a.send(src, 1, { timeout: 1000 }), received]);
+      assert.deepEqual([...await b.read(dst, Uint32Array)], [round, 10 * round]);
+    }
+  } finally {
+    await closeDevices();
+  }
+});
+
+Deno.test("all-reduces over different device sets fail at once with mismatch on every device that called, naming both sets", async () => {
+  const clients = await openDevices(3);
+  try {
+    const [c0, c1, c2] = clients as [ComputeClient, ComputeClient, ComputeClient];
+    const kind = c0.deviceId.kind;
+    const set = (...ix: number[]) => ix.map((i) => `${kind}:${i}`).join(",");
+    const hs = clients.map((c, i) => c.create(new Uint32Array([i + 1])));
+    // A timeout long enough that failing by it gives reason timeout, not mismatch.
+    const opts = { dtype: "u32", timeout: 1000 } as const;
+    // Device 0 names two devices, device 1 three: each waits for the other.
+    const pair = [
+      c0.allReduce(hs[0]!, hs[0]!, { ...opts, devices: [0, 1] }),
+      c1.allReduce(hs[1]!, hs[1]!, { ...opts, devices: [0, 1, 2] }),
+    ];
+    for (const p of pair) {
+      const e = await rejectsWith(p, "mismatch");
+      assert.equal(e.culprit, null);
+      assert.ok(
+        e.message.includes(`over ${set(0, 1)}, waiting`) && e.message.includes(`over ${set(0, 1, 2)}, waiting`),
+        e.message,
+      );
+    }
+    // Devices 0 and 1 name all three, device 2 only two of them.
+    const three = [
+      c0.allReduce(hs[0]!, hs[0]!, { ...opts, devices: [0, 1, 2] }),
+      c1.allReduce(hs[1]!, hs[1]!, { ...opts, devices: [0, 1, 2] }),
+      c2.allReduce(hs[2]!, hs[2]!, { ...opts, devices: [1, 2] }),
+    ];
+    for (const p of three) {
+      const e = await rejectsWith(p, "mismatch");
+      assert.ok(
+        e.message.includes(`over ${set(1, 2)}, waiting`) && e.message.includes(`over ${set(0, 1, 2)}, waiting`),
+        e.message,
+      );
+    }
+    for (const [i, c] of clients.entries()) assert.deepEqual([...await c.read(hs[i]!, Uint32Array)], [i + 1]);
+    await allReduceRound(clients, 1, [0, 1, 2]);
+    await allReduceRound([c0, c1], 2, [1, 0]);
+    await allReduceRound([c1, c2], 3, [0, 1]);
+  } finally {
+    await closeDevices();
+  }
+});
+
+Deno.test("an all-reduce that times out says which other set a missing device waits in, and the devices stay usable", async () => {
+  const clients = await openDevices(3);
+  try {
+    const [c0, c1] = clients as [ComputeClient, ComputeClient];
+    const kind = c0.deviceId.kind;
+    const hs = clients.map((c, i) => c.create(new Uint32Array([i + 1])));
+    // Device 1 may take part in another set first: no mismatch yet, but device 2 never calls.
+    const waiting = c0.allReduce(hs[0]!, hs[0]!, { dtype: "u32", devices: [0, 1], timeout: 50 });
+    const other = c1.allReduce(hs[1]!, hs[1]!, { dtype: "u32", devices: [1, 2], timeout: 100 });
+    const e = await rejectsWith(waiting, "timeout", `${kind}:1`);
+    assert.match(e.message, new RegExp(`meanwhile ${kind}:1 waits in allReduce over ${kind}:1,${kind}:2`));
+    await rejectsWith(other, "timeout", `${kind}:2`);
+    await allReduceRound(clients.slice(0, 2), 1, [1, 0]);
+    await allReduceRound(clients.slice(1), 2, [0, 1]);
+  } finally {
+    await closeDevices();
+  }
+});
+
+Deno.test("a device set that names a device twice is refused at the call with a RangeError naming it, and nothing is queued", async () => {
+  const clients = await openDevices(2);
+  try {
+    const [c0] = clients as [ComputeClient, ComputeClient];
+    const kind = c0.deviceId.kind;
+    using h = c0.create(new Uint32Array([4]));
+    for (const devices of [[0, 0], [0, 1, 1], [0, { kind, index: 0 }]]) {
+      assert.throws(
+        () => c0.allReduce(h, h, { dtype: "u32", devices }),
+        (e: unknown) =>
+          e instanceof RangeError && e.message.includes(`names ${kind}:${devices.length === 3 ? 1 : 0} twice`),
+      );
+    }
+    assert.deepEqual([...await c0.read(h, Uint32Array)], [4]);
+    await Promise.all(clients.map((c) => c.syncCollective()));
     await stillUsable(clients);
   } finally {
     await closeDevices();

@@ -9,9 +9,11 @@ import assert from "node:assert/strict";
 import { CollectiveError } from "../../src/errors.ts";
 import { CollectiveGroup } from "../../src/collective/collective_group.ts";
 import type { JoinRequest, ReducePart } from "../../src/collective/collective_parts.ts";
+import type { DeviceId } from "../../src/contract/types.ts";
 import { reduceOnHost } from "../../src/collective/host_reduce.ts";
 import { sortDevices } from "../../src/collective/device_ids.ts";
 import { MEASURE_FROM_BYTES, SitePicker } from "../../src/collective/site_picker.ts";
+import { WaitGraph } from "../../src/collective/wait_graph.ts";
 
 const devices = [{ typeId: 3, indexId: 0 }, { typeId: 3, indexId: 1 }];
 
@@ -57,6 +59,49 @@ Deno.test("a slot whose participants disagree fails for both with mismatch, and 
   await assert.rejects(b, (e: CollectiveError) => e.reason === "mismatch");
   await Promise.all([group.joinAllReduce(0, request([3], got)), group.joinAllReduce(1, request([4], got))]);
   assert.deepEqual(got.map((x) => x[0]), [7, 7]);
+});
+
+Deno.test("a participant missing from a timed-out slot joins the next one when another participant calls it in the same turn, else its call is refused as late", async () => {
+  const group = new CollectiveGroup("cpu:0,cpu:1", devices);
+  const got: Float32Array[] = [];
+  await assert.rejects(
+    group.joinAllReduce(0, request([1], got, "s", 10)),
+    (e: CollectiveError) => e.reason === "timeout",
+  );
+  // Rank 1 never made the failed call: called in one turn, in either order, the next calls meet.
+  await Promise.all([group.joinAllReduce(1, request([20], got)), group.joinAllReduce(0, request([2], got))]);
+  await Promise.all([group.joinAllReduce(0, request([3], got)), group.joinAllReduce(1, request([30], got))]);
+  assert.deepEqual(got.map((x) => x[0]), [22, 22, 33, 33]);
+  // Rank 1 calls after slot 3 timed out, and nobody has called slot 4: its call was its late call for slot 3.
+  await assert.rejects(group.joinAllReduce(0, request([4], got, "s", 10)), CollectiveError);
+  await assert.rejects(
+    group.joinAllReduce(1, request([40], got)),
+    (e: CollectiveError) =>
+      e.reason === "timeout" && /cpu:1 called after slot 3 of cpu:0,cpu:1 had failed/.test(e.message),
+  );
+  await Promise.all([group.joinAllReduce(0, request([5], got)), group.joinAllReduce(1, request([50], got))]);
+  assert.deepEqual(got.slice(4).map((x) => x[0]), [55, 55]);
+});
+
+Deno.test("all-reduces of two communicators that wait for each other fail at once with one mismatch; waits that close no cycle keep waiting", async () => {
+  const waits = new WaitGraph();
+  const [d0, d1, d2] = [0, 1, 2].map((indexId) => ({ typeId: 3, indexId })) as [DeviceId, DeviceId, DeviceId];
+  const pair = new CollectiveGroup("cpu:0,cpu:1", [d0, d1], { waits });
+  const three = new CollectiveGroup("cpu:0,cpu:1,cpu:2", [d0, d1, d2], { waits });
+  const a = pair.joinAllReduce(0, request([1], []));
+  const b = three.joinAllReduce(1, request([2], []));
+  const e = await a.then(() => null, (x: CollectiveError) => x);
+  assert.equal(e?.reason, "mismatch");
+  assert.equal(await b.then(() => null, (x) => x), e, "every participant of the cycle gets the same error");
+  assert.match(e!.message, /cpu:0 called allReduce over cpu:0,cpu:1, waiting for cpu:1/);
+  assert.match(e!.message, /cpu:1 called allReduce over cpu:0,cpu:1,cpu:2, waiting for cpu:0/);
+  // Device 1 reduces with device 2 first, then with device 0: nobody waits for a device that waits for them.
+  const other = new CollectiveGroup("cpu:1,cpu:2", [d1, d2], { waits });
+  const got: Float32Array[] = [];
+  const calls = [pair.joinAllReduce(0, request([1], got)), other.joinAllReduce(0, request([10], got))];
+  calls.push(other.joinAllReduce(1, request([20], got)), pair.joinAllReduce(1, request([2], got)));
+  await Promise.all(calls);
+  assert.deepEqual(got.map((x) => x[0]).sort((x, y) => x! - y!), [3, 3, 30, 30]);
 });
 
 Deno.test("closing the group fails waiting slots with device-lost and refuses later calls", async () => {

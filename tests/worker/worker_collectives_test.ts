@@ -2,11 +2,13 @@
  * Worker clients across devices: each holds a logical device of this
  * thread's directory, takes part in all-reduces, sends and receives with
  * other worker clients and with main-thread clients (reducing on the host),
- * and is listed and closed with the others.
+ * and is listed and closed with the others. Their failures behave as the
+ * main-thread clients' do (tests/collective/collective_failures_test.ts).
  */
 
 import assert from "node:assert/strict";
 import { closeDevices, CollectiveError, createClient, listDevices, WorkerClient } from "../../mod.ts";
+import type { AnyClient } from "../../server.ts";
 import { sharedBuffers } from "../../src/worker/shared_buffers.ts";
 
 /** Sums of `n` sources of `len` f32 each, source i holding i + 0.5·j at j, rounded to f32 after each addition. */
@@ -237,5 +239,86 @@ Deno.test("worker devices are listed, reused by index, refused on a main-thread 
     assert.throws(() => w.empty(4), /destroyed|lost/i);
   } finally {
     await closeDevices();
+  }
+});
+
+/** Asserts that `p` rejects with a `CollectiveError` of `reason`, and returns it. */
+async function rejectsWith(p: Promise<unknown>, reason: string): Promise<CollectiveError> {
+  const e = await p.then(() => null, (x) => x);
+  assert.ok(e instanceof CollectiveError, `expected a CollectiveError, got ${e}`);
+  assert.equal(e.reason, reason, e.message);
+  return e;
+}
+
+/** Client `i` all-reduces `[10 * round + i]` (u32 sum) over every client's device, calling in `order`. */
+async function allReduceRound(clients: readonly AnyClient[], round: number, order: readonly number[]) {
+  const devices = clients.map((c) => c.deviceId.index);
+  const hs = clients.map((c, i) => c.create(new Uint32Array([10 * round + i])));
+  const calls: Promise<void>[] = [];
+  for (const i of order) calls[i] = clients[i]!.allReduce(hs[i]!, hs[i]!, { dtype: "u32", devices, timeout: 1000 });
+  await Promise.all(calls);
+  const want = clients.reduce((sum, _, i) => sum + 10 * round + i, 0);
+  for (const [i, c] of clients.entries()) assert.deepEqual([...await c.read(hs[i]!, Uint32Array)], [want]);
+  hs.forEach((h) => h.release());
+}
+
+Deno.test("a worker client's send and a worker client's recv of different byte counts fail on both sides, and closing the devices right after raises nothing unhandled", async () => {
+  const a = await createClient({ worker: true, deviceIndex: 0 });
+  const b = await createClient({ worker: true, deviceIndex: 1 });
+  try {
+    const x = a.create(new Uint32Array([1, 2, 3]));
+    const y = b.empty(8);
+    const sent = a.send(x, 1); // joins first: its source read through the ring is under way when the slot fails
+    await rejectsWith(b.recv(y, 0), "mismatch");
+    await rejectsWith(sent, "mismatch");
+  } finally {
+    await closeDevices();
+    await Promise.all([a.ended, b.ended]);
+  }
+});
+
+Deno.test("worker clients: after an all-reduce times out, a device that never called joins the next round, and one that calls late is told so, then joins the next", async () => {
+  const clients = await Promise.all([0, 1].map((i) => createClient({ worker: true, deviceIndex: i })));
+  try {
+    const [w0, w1] = clients as [WorkerClient, WorkerClient];
+    using h0 = w0.create(new Uint32Array([1]));
+    using h1 = w1.create(new Uint32Array([2]));
+    await rejectsWith(w0.allReduce(h0, h0, { dtype: "u32", devices: [0, 1], timeout: 50 }), "timeout");
+    await allReduceRound(clients, 1, [1, 0]); // device 1 never made the failed call
+    await rejectsWith(w1.allReduce(h1, h1, { dtype: "u32", devices: [0, 1], timeout: 50 }), "timeout");
+    const late = await rejectsWith(w0.allReduce(h0, h0, { dtype: "u32", devices: [0, 1] }), "timeout");
+    assert.match(late.message, /called after slot 2 of .* had failed without it/);
+    await allReduceRound(clients, 2, [0, 1]);
+  } finally {
+    await closeDevices();
+    await Promise.all(clients.map((c) => c.ended));
+  }
+});
+
+Deno.test("worker clients: all-reduces over different device sets fail at once with mismatch naming both sets, and a set naming a device twice is refused at the call", async () => {
+  const w0 = await createClient({ worker: true, deviceIndex: 0 });
+  const w1 = await createClient({ worker: true, deviceIndex: 1 });
+  const m2 = await createClient({ deviceIndex: 2 });
+  try {
+    const clients = [w0, w1, m2];
+    const hs = clients.map((c, i) => c.create(new Uint32Array([i + 1])));
+    const calls = [
+      w0.allReduce(hs[0]!, hs[0]!, { dtype: "u32", devices: [0, 1], timeout: 1000 }),
+      w1.allReduce(hs[1]!, hs[1]!, { dtype: "u32", devices: [0, 1, 2], timeout: 1000 }),
+    ];
+    const kind = w0.deviceId.kind;
+    const set = (...ix: number[]) => ix.map((i) => `${kind}:${i}`).join(",");
+    for (const p of calls) {
+      const e = await rejectsWith(p, "mismatch");
+      assert.ok(e.message.includes(`over ${set(0, 1)}, waiting`), e.message);
+      assert.ok(e.message.includes(`over ${set(0, 1, 2)}, waiting`), e.message);
+    }
+    assert.throws(() => w1.allReduce(hs[1]!, hs[1]!, { dtype: "u32", devices: [1, 0, 1] }), RangeError, "names");
+    assert.deepEqual([...await w1.read(hs[1]!, Uint32Array)], [2], "nothing was queued");
+    await allReduceRound(clients, 1, [2, 1, 0]);
+    await allReduceRound([w0, w1], 2, [0, 1]);
+  } finally {
+    await closeDevices();
+    await Promise.all([w0.ended, w1.ended]);
   }
 });
