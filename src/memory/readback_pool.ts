@@ -18,16 +18,25 @@
  * one from 64 MiB): fast reads rotate through many small buffers while each
  * cools (a read every 40 µs keeps ~300 of them busy).
  *
+ * A read that finds no buffer ready to map early takes the spec path (11 ms),
+ * so fast reads keep a stock ahead of demand: the classes small reads and
+ * syncs use are primed when fast reads start (`stock`), and a class grows
+ * (doubles, within what it keeps) as soon as three quarters of its idle
+ * buffers are found cooling, before it runs out; its new buffers are primed while the
+ * rest cover the ~11 ms a priming takes.
+ *
  * @module
  */
 
 import { alignUp } from "../_util/align.ts";
 
 const MiB = 1024 * 1024;
-/** Smallest class, in bytes. */
-const MIN_CLASS = 256;
+/** Smallest class, in bytes (the class of a `sync`'s probe). */
+export const MIN_CLASS = 256;
 /** Idle bytes kept per class. */
 const KEEP_BYTES = 16 * MiB;
+/** Milliseconds a priming takes (an awaited map: Deno's fixed 10 ms wait, rounded up), with a margin. */
+const PRIMING_MS = 15;
 
 /** The size class holding `size` bytes: four per doubling from 256 B, or `size` itself (word-aligned) past `max`. */
 export function readbackClass(size: number, max: number): number {
@@ -152,6 +161,8 @@ export class ReadbackPool {
   #free = new Map<number, ReadbackBuffer[]>();
   /** Buffers alive per class, lent or idle. */
   #population = new Map<number, number>();
+  /** Per class: when it may grow again (its last growth's buffers are primed by then). */
+  #growAfter = new Map<number, number>();
   /** Buffers to create and prime per class (fast reads found every one cooling). */
   #wanted = new Map<number, number>();
   /** Buffers mapped early, oldest first, from `#head` on (settled ones are dropped as found). */
@@ -161,6 +172,7 @@ export class ReadbackPool {
     this.#early.push(b);
   };
   #created = 0;
+  #fallbacks = 0;
 
   /**
    * Creates the instance.
@@ -177,6 +189,11 @@ export class ReadbackPool {
   /** Buffers created so far. */
   get created(): number {
     return this.#created;
+  }
+
+  /** Early requests that found no buffer ready and took the spec path. */
+  get fallbacks(): number {
+    return this.#fallbacks;
   }
 
   /** Bytes held by idle buffers. */
@@ -207,7 +224,18 @@ export class ReadbackPool {
     const idle = list === undefined ? -1 : findFree(list, false);
     if (!early) return idle >= 0 ? list!.splice(idle, 1)[0]! : this.#create(cls);
     const ready = list === undefined ? -1 : findFree(list, true);
-    if (ready >= 0) return list!.splice(ready, 1)[0]!;
+    if (ready >= 0) {
+      // Three quarters of the class's idle buffers cooling (those past `ready`): grow it now, before it runs
+      // out (once per priming: buffers being primed count as cooling until their map settles).
+      if (4 * (list!.length - 1 - ready) >= 3 * list!.length && !this.#wanted.has(cls)) {
+        const now = performance.now();
+        if (now >= (this.#growAfter.get(cls) ?? 0)) {
+          this.#growAfter.set(cls, now + PRIMING_MS);
+          this.#want(cls);
+        }
+      }
+      return list!.splice(ready, 1)[0]!;
+    }
     // None of its class is ready: one of the next classes up (up to 4x the size) will do, mapped over `size` only.
     let up = cls;
     for (let k = 0; k < 8; k++) {
@@ -219,6 +247,7 @@ export class ReadbackPool {
     // Fast reads found no buffer ready to map early: this read takes the spec path, and more are primed. A
     // cooling buffer is never lent: Deno reports it "still mapped" to a submit until its leftover map settles.
     this.#want(cls);
+    this.#fallbacks++;
     return idle >= 0 ? list!.splice(idle, 1)[0]! : this.#create(cls);
   }
 
@@ -239,6 +268,27 @@ export class ReadbackPool {
       }
     }
     this.#wanted.clear();
+  }
+
+  /**
+   * Creates and primes `n` buffers of each class of `sizes` (within what a
+   * class keeps), so fast reads of those sizes find buffers ready from their
+   * first read. Call it when fast reads turn on.
+   *
+   * @param sizes Request sizes whose classes to stock.
+   * @param n Buffers per class.
+   */
+  stock(sizes: readonly number[], n: number): void {
+    for (const size of sizes) {
+      const cls = this.classOf(size);
+      let list = this.#free.get(cls);
+      if (list === undefined) this.#free.set(cls, list = []);
+      for (let have = this.#population.get(cls) ?? 0; have < n && list.length < keepOf(cls); have++) {
+        const b = this.#create(cls);
+        b.prime();
+        list.push(b);
+      }
+    }
   }
 
   /** Asks for as many new buffers of a class as it has (at least 2, within what it keeps): the class doubles. */
@@ -264,7 +314,7 @@ export class ReadbackPool {
    *
    * @param ms Age, in milliseconds. @default 25
    */
-  overdue(ms = 25): boolean {
+  overdue(ms = 12): boolean {
     const early = this.#early;
     while (this.#head < early.length && !early[this.#head]!.cooling) this.#head++;
     if (this.#head > 1024 && this.#head * 2 > early.length) {
@@ -342,9 +392,37 @@ function findFree(list: readonly ReadbackBuffer[], primed: boolean): number {
   return -1;
 }
 
-/** Resolves after one macrotask: the event loop turns, and settled leftover maps run their reactions. */
+let turns: MessageChannel | null = null;
+const turned: (() => void)[] = [];
+
+/**
+ * The channel `macrotask` posts to itself through: open only while a turn is
+ * awaited (a listening port keeps the process alive), closed once none is.
+ */
+function channel(): MessageChannel {
+  if (turns === null) {
+    const c = turns = new MessageChannel();
+    c.port1.onmessage = () => {
+      turned.shift()?.();
+      if (turned.length === 0) {
+        c.port1.close();
+        if (turns === c) turns = null;
+      }
+    };
+  }
+  return turns;
+}
+
+/**
+ * Resolves after one turn of the event loop (settled leftover maps then run
+ * their reactions): a message to itself, which takes tens of µs where
+ * `setTimeout(0)` takes 1–4 ms (a fast read's whole round trip is ~0.1 ms).
+ */
 export function macrotask(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+  return new Promise((resolve) => {
+    turned.push(resolve);
+    channel().port2.postMessage(null);
+  });
 }
 
 /** Idle buffers kept of a class. */

@@ -124,6 +124,7 @@ export class WebGpuServer implements ComputeServer {
       throw e;
     }
     await server.#ctx.fastReads.start(acquired.device, options.fastReads); // guarded: off, with a warning, when unverified
+    if (server.#ctx.fastReads.active) { for (const id of server.streamIds()) server.stream(id).stockStaging(); }
     return server;
   }
 

@@ -31,8 +31,8 @@ import type { TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import { SystemProfiler } from "../profile/system_profiler.ts";
 import type { DeviceContext } from "./device_context.ts";
 import { InfoArena } from "./info_arena.ts";
-import { ReadbackPool } from "../memory/readback_pool.ts";
-import { StreamReader } from "./stream_reader.ts";
+import { MIN_CLASS, ReadbackPool } from "../memory/readback_pool.ts";
+import { SEGMENT_MIN_EARLY, StreamReader } from "./stream_reader.ts";
 import { CommandQueue, type QueueHost } from "./command_queue.ts";
 import type { StreamId } from "../ids.ts";
 import { ErrorQueue } from "./error_queue.ts";
@@ -57,6 +57,16 @@ export class Stream implements QueueHost {
   readonly storage: WebGpuStorage;
   /** Read staging buffers. */
   readonly staging: ReadbackPool;
+
+  /**
+   * Primes read staging buffers for fast reads (small reads' and syncs'
+   * classes), so that a loop of reads finds them ready from its first read;
+   * when fast reads turn on, and for every stream made after.
+   */
+  stockStaging(): void {
+    this.staging.stock([SEGMENT_MIN_EARLY], 128);
+    this.staging.stock([MIN_CLASS], 64);
+  }
   /** Number of submits so far; work encoded now belongs to batch `epoch`. */
   epoch = 0;
   /** Graph capture state. */
@@ -126,6 +136,7 @@ export class Stream implements QueueHost {
       label: this.label,
       maxBufferSize: s.maxBufferSize,
     });
+    if (parts.ctx.fastReads.active) this.stockStaging();
     this.#reader = new StreamReader(this, parts.ctx);
     this.queue = new CommandQueue(parts.ctx, this, this.#arena);
     const ctx = parts.ctx;

@@ -34,7 +34,8 @@ import type { ReaderHost } from "./_stream_parts.ts";
  * use and so are many.
  */
 const SEGMENT_MIN = 64 * 1024;
-const SEGMENT_MIN_EARLY = 4 * 1024;
+/** Bytes of the staging segments fast reads start with (a small read's class). */
+export const SEGMENT_MIN_EARLY = 4 * 1024;
 
 /** A staging buffer of a batch and the bytes its reads use (from 0). */
 interface Segment {

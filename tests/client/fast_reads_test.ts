@@ -241,3 +241,25 @@ Deno.test("a profile's timings read back through early maps match the dispatches
     assert.equal((await client.read(x, Uint32Array))[0], 4);
   }, FAST);
 });
+
+Deno.test("a steady loop of fast reads finds a staging buffer ready to map early for every read: none takes the spec path after the first", async () => {
+  const client = await createClient({ fastReads: true });
+  try {
+    if (!client.fastReads) return; // not a Deno where early maps were verified: nothing to check
+    const x = client.create(new Uint32Array(64));
+    const pool = client.server.stream(0).staging;
+    client.launch(incKernel, [1], [x]);
+    await client.read(x);
+    const before = pool.fallbacks;
+    for (let i = 0; i < 400; i++) {
+      client.launch(incKernel, [1], [x]);
+      const got = await client.read(x, Uint32Array);
+      assert.equal(got[0], i + 2);
+      if (i % 50 === 0) await client.sync(); // syncs take the same pool's smallest class
+    }
+    assert.equal(pool.fallbacks - before, 0, "reads that found every staging buffer cooling");
+    assert.ok(pool.created <= 2048, `${pool.created} staging buffers: growth is bounded`);
+  } finally {
+    client.destroy();
+  }
+});
