@@ -188,6 +188,8 @@ const shaderIndex = new Map<string, number>();
 const blobs = new BlobWriter();
 const dispatches: CorpusDispatch[] = [];
 const perCase = new Map<string, number>();
+let layoutChecked = 0;
+let layoutAuto = 0;
 for (const { ep, c, d } of kept) {
   const code = d.pipeline.code;
   if (!shaderIndex.has(code)) {
@@ -207,6 +209,8 @@ for (const { ep, c, d } of kept) {
       bad = `binding (${r.group}, ${r.binding}) is bound but not declared in the WGSL`;
       break;
     }
+    if (r.layoutType !== undefined) layoutChecked++;
+    else layoutAuto++;
     if (r.layoutType !== undefined && r.layoutType !== decl.type) {
       bad = `binding ${decl.name}: layout says ${r.layoutType}, WGSL ${decl.type}`;
       break;
@@ -321,6 +325,10 @@ console.log(
     `${out.dispatches.filter((d) => d.ep === "jsep").length} jsep), ${out.shaders.length} distinct shaders, ` +
     `${ops.size} operators; corpus.json.gz ${json.length} B, corpus.bin.gz ${blob.length} B ` +
     `(${final.bytes().length} B of blobs)`,
+);
+console.log(
+  `binding types: ${layoutChecked} from an explicit bind group layout (each agreeing with its WGSL declaration), ` +
+    `${layoutAuto} from the WGSL alone (layout "auto")`,
 );
 if (noDispatch.length > 0) console.log(`no GPU dispatch (ORT ran them elsewhere): ${noDispatch.join(", ")}`);
 for (const l of leftOut) console.log(`left out: ${l}`);
