@@ -1,5 +1,5 @@
 /**
- * Writes tiny ONNX models as protobuf bytes, for `capture_ort_conformance.ts`:
+ * Writes tiny ONNX models as protobuf bytes, for `capture_conformance.ts`:
  * one graph of nodes with typed, fixed-shape inputs, outputs and
  * initializers. Only the fields of `onnx.proto` these models need are written
  * (ModelProto: ir_version 1, graph 7, opset_import 8; GraphProto: node 1,

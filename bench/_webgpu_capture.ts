@@ -1,5 +1,5 @@
 /**
- * A capturing shim around Deno's WebGPU, for `capture_ort_conformance.ts`:
+ * A capturing shim around Deno's WebGPU, for `capture_conformance.ts`:
  * installed once, it patches the prototypes of `GPUDevice`,
  * `GPUCommandEncoder` and `GPUQueue` so that every compute dispatch any
  * client encodes is recorded with its pipeline (WGSL, entry point,
@@ -13,7 +13,8 @@
  * copies see exactly what the dispatch read and the "after" copies what it
  * left. Staging buffers are mapped after the client's `submit`. Every buffer
  * a client creates (other than map-read ones) gets `COPY_SRC` added so its
- * ranges can be copied; uniform buffers included. Only the capture uses this:
+ * ranges can be copied, uniform buffers included; its `usage` still reads as
+ * asked. Only the capture uses this:
  * the client's results are unchanged, since the dispatches and their order
  * are. One more patch serves the client, not the capture: `writeBuffer` from
  * a view of a `SharedArrayBuffer` (ORT's JavaScript EP writes from its
@@ -101,7 +102,10 @@ export class WebGpuCapture {
     const createBuffer = dev.createBuffer;
     dev.createBuffer = function (d: GPUBufferDescriptor) {
       const usage = (d.usage & GPUBufferUsage.MAP_READ) ? d.usage : d.usage | GPUBufferUsage.COPY_SRC;
-      return createBuffer.call(this, { ...d, usage });
+      const buffer = createBuffer.call(this, { ...d, usage });
+      // The client sees the usage it asked for (tfjs keys its buffer pool by it).
+      if (usage !== d.usage) Object.defineProperty(buffer, "usage", { value: d.usage });
+      return buffer;
     };
     const createShaderModule = dev.createShaderModule;
     dev.createShaderModule = function (d: GPUShaderModuleDescriptor) {

@@ -3,7 +3,7 @@
  * binding, address space and access, name, store type with aliases
  * resolved), the entry point of a module of one, and the features it
  * enables. A small reader for the sources ONNX Runtime generates, not a WGSL
- * parser: `capture_ort_conformance.ts` checks what it finds against the
+ * parser: `capture_conformance.ts` checks what it finds against the
  * client's own bind group layouts where they are explicit.
  *
  * @module

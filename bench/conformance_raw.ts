@@ -39,7 +39,8 @@ for (const d of corpus.index.dispatches) {
   counts[v.kind]++;
   if (v.kind === "tolerance") worst.set(d.op, Math.max(worst.get(d.op) ?? 0, v.worstUlps));
   if (verbose && exact.kind !== "exact") {
-    console.log(`${d.id} (${d.program}): ${v.kind}${v.kind === "differs" ? ` ${v.what}` : ` ${v.worstUlps} ULP`}`);
+    const what = v.kind === "differs" ? v.what : v.kind === "tolerance" ? `${v.worstUlps} ULP at worst` : "";
+    console.log(`${d.id} (${d.program}): ${v.kind} ${what}`);
   }
 }
 device.destroy();

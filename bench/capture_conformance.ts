@@ -1,17 +1,21 @@
 /**
- * Builds the conformance corpus of `tests/conformance/` from a real WebGPU
- * client: ONNX Runtime Web 1.31.1 (npm `onnxruntime-web`), through both of
- * its WebGPU execution providers: the native one (`onnxruntime-web/webgpu`,
- * C++ kernels compiled to WebAssembly, ep "webgpu") and the JavaScript one
- * (`onnxruntime-web/all`, "JSEP", ep "jsep"). Each case of `_ort_cases.ts`
- * (one tiny ONNX model, written as protobuf bytes by `_onnx_model.ts`) runs
- * once per EP while `_webgpu_capture.ts` records every compute dispatch ORT
- * submits: WGSL, entry point, constants, pipeline label, bindings, workgroup
- * count, and every bound range's bytes before and after the dispatch.
+ * Builds the conformance corpus of `tests/conformance/` from real WebGPU
+ * clients (`_capture_clients.ts`, versions pinned): ONNX Runtime Web 1.31.1
+ * (npm `onnxruntime-web`) through both of its WebGPU execution providers, the
+ * native one (`onnxruntime-web/webgpu`, C++ kernels compiled to WebAssembly,
+ * ep "webgpu") and the JavaScript one (`onnxruntime-web/all`, ep "jsep"), on
+ * the tiny ONNX models of `_ort_cases.ts` (written as protobuf bytes by
+ * `_onnx_model.ts`); and TensorFlow.js 4.22.0's WebGPU backend (ep "tfjs") on
+ * the ops of `_tfjs_cases.ts`. While each case runs, `_webgpu_capture.ts`
+ * records every compute dispatch the client submits: WGSL, entry point,
+ * constants, pipeline label, bindings, workgroup count, and every bound
+ * range's bytes before and after the dispatch.
  *
  * Checks before anything is written:
- * - each case's outputs match ORT's CPU (wasm) EP on the same inputs
- *   (relative 1e-3): a case that does not is left out and named;
+ * - each case's outputs match the client's CPU backend on the same inputs
+ *   (ORT's wasm EP, tfjs's cpu backend; relative 1e-3), which also shows no
+ *   invocation met llvmpipe's loop limit: a case that does not is left out
+ *   and named;
  * - each binding's type from the WGSL declaration matches the client's bind
  *   group layout where the layout was explicit;
  * - each dispatch replayed on raw WebGPU (`_raw_replay.ts`: its shader, the
@@ -20,22 +24,24 @@
  *   is left out and named.
  *
  * The corpus (`corpus.json.gz`, `corpus.bin.gz`; format in
- * `tests/conformance/_corpus.ts`) is then written to `OUT`.
+ * `tests/conformance/_corpus.ts`) is then written to `OUT`. Capture on the
+ * software adapter through Vulkan: the test requires exact bytes on the
+ * adapter (description and features) the corpus names.
  *
- * Rerun (needs the npm registry, or Deno's cache holding the package):
- *   deno run --no-lock --allow-read --allow-write --allow-env --allow-net bench/capture_ort_conformance.ts
- * Environment: OUT=folder (default tests/conformance), EPS=webgpu,jsep
- * (default both), ONLY=regex of case names, VERBOSE=1.
+ * Rerun (needs the npm registry, or Deno's cache holding the packages):
+ *   DENO_WEBGPU_BACKEND=vulkan \
+ *   deno run --no-lock --allow-read --allow-write --allow-env --allow-net bench/capture_conformance.ts
+ * Environment: OUT=folder (default tests/conformance), EPS=webgpu,jsep,tfjs
+ * (the default), ONLY=regex of case names, VERBOSE=1 (each case's dispatches).
  *
- * The package is imported through a specifier held in a string array, so
- * `deno check` of bench/ never resolves it: it serves this capture only,
+ * The packages are imported through specifiers held in string arrays, so
+ * `deno check` of bench/ never resolves them: they serve this capture only,
  * never the module.
  *
  * @module
  */
 
-import { ORT_CASES, type OrtCase, tensorValues } from "./_ort_cases.ts";
-import { type DTypeName, type Initializer, onnxModel } from "./_onnx_model.ts";
+import { type CaptureCase, type CaptureClient, ortClient, type Output, tfjsClient } from "./_capture_clients.ts";
 import { type CapturedDispatch, WebGpuCapture } from "./_webgpu_capture.ts";
 import { computeEntryPoints, wgslBuffers, wgslFeatures } from "./_wgsl_bindings.ts";
 import { replayRaw } from "./_raw_replay.ts";
@@ -49,81 +55,31 @@ import {
   gzip,
 } from "../tests/conformance/_corpus.ts";
 
-const ORT_VERSION = "1.31.1";
-const EP_MODULES: Record<string, string[]> = {
-  webgpu: [`npm:onnxruntime-web@${ORT_VERSION}/webgpu`],
-  jsep: [`npm:onnxruntime-web@${ORT_VERSION}/all`],
-};
 const env = (k: string) => Deno.env.get(k);
 const OUT = env("OUT") ?? "tests/conformance";
-const EPS = (env("EPS") ?? "webgpu,jsep").split(",");
+const EPS = (env("EPS") ?? "webgpu,jsep,tfjs").split(",");
 const ONLY = env("ONLY") ? new RegExp(env("ONLY")!) : undefined;
 const VERBOSE = env("VERBOSE") === "1";
-
-// deno-lint-ignore no-explicit-any
-type Ort = any;
-
-const ORT_TYPE: Record<DTypeName, string> = {
-  float: "float32",
-  uint8: "uint8",
-  int8: "int8",
-  int32: "int32",
-  int64: "int64",
-  bool: "bool",
-  float16: "float16",
-  uint32: "uint32",
-};
-
-function typed(type: DTypeName, values: number[]): ArrayBufferView {
-  switch (type) {
-    case "float":
-      return new Float32Array(values);
-    case "int32":
-      return new Int32Array(values);
-    case "int64":
-      return BigInt64Array.from(values, (v) => BigInt(v));
-    case "uint32":
-      return new Uint32Array(values);
-    case "int8":
-      return new Int8Array(values);
-    case "bool":
-    case "uint8":
-      return new Uint8Array(values);
-    case "float16":
-      throw new TypeError("float16 inputs are not generated");
-  }
-}
-
-function modelOf(c: OrtCase): Uint8Array {
-  const inits: Initializer[] = (c.initializers ?? []).map((t) => {
-    const v = typed(t.type, tensorValues(c.name, t));
-    return { ...t, raw: new Uint8Array(v.buffer, v.byteOffset, v.byteLength) };
-  });
-  return onnxModel(c.nodes, c.inputs, c.outputs, inits, c.opset ?? 17);
-}
-
-function feedsOf(ort: Ort, c: OrtCase): Record<string, unknown> {
-  return Object.fromEntries(
-    c.inputs.map((t) => [t.name, new ort.Tensor(ORT_TYPE[t.type], typed(t.type, tensorValues(c.name, t)), t.shape)]),
-  );
-}
+const COMMAND = "deno run --no-lock --allow-read --allow-write --allow-env --allow-net bench/capture_conformance.ts";
 
 /** Why two outputs differ, or undefined when they agree within 1e-3 relative. */
-function disagreement(gpu: Ort, cpu: Ort): string | undefined {
-  if (JSON.stringify(gpu.dims) !== JSON.stringify(cpu.dims)) return `dims ${gpu.dims} vs ${cpu.dims}`;
-  const a = Array.from(gpu.data as ArrayLike<number | bigint>, Number);
-  const b = Array.from(cpu.data as ArrayLike<number | bigint>, Number);
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!, y = b[i]!;
-    if (Number.isNaN(x) && Number.isNaN(y)) continue;
-    if (!(Math.abs(x - y) <= 1e-3 * Math.max(1, Math.abs(y)))) return `element ${i}: ${x} (webgpu) vs ${y} (cpu)`;
+function disagreement(gpu: readonly Output[], cpu: readonly Output[]): string | undefined {
+  for (const [k, g] of gpu.entries()) {
+    const r = cpu[k];
+    if (r === undefined) return `output ${g.name}: no reference`;
+    if (JSON.stringify(g.dims) !== JSON.stringify(r.dims)) return `${g.name}: dims ${g.dims} vs ${r.dims}`;
+    for (let i = 0; i < g.data.length; i++) {
+      const x = g.data[i]!, y = r.data[i]!;
+      if (Number.isNaN(x) && Number.isNaN(y)) continue;
+      if (!(Math.abs(x - y) <= 1e-3 * Math.max(1, Math.abs(y)))) return `${g.name}[${i}]: ${x} (GPU) vs ${y} (CPU)`;
+    }
   }
   return undefined;
 }
 
 interface Labelled {
   readonly ep: string;
-  readonly c: OrtCase;
+  readonly c: CaptureCase;
   readonly d: CapturedDispatch;
 }
 
@@ -132,53 +88,49 @@ capture.install();
 const kept: Labelled[] = [];
 const leftOut: string[] = [];
 const noDispatch: string[] = [];
+const clients: Record<string, string> = {};
+const first = (e: unknown) => String(e).split("\n")[0];
 
 for (const ep of EPS) {
-  const specs = EP_MODULES[ep];
-  if (specs === undefined) throw new Error(`EPS: unknown ep ${ep} (webgpu, jsep)`);
-  const ort: Ort = await import(specs[0]!);
-  ort.env.wasm.numThreads = 1;
-  ort.env.logLevel = "error";
-  for (const c of ORT_CASES) {
+  let client: CaptureClient;
+  if (ep === "webgpu" || ep === "jsep") client = await ortClient(ep);
+  else if (ep === "tfjs") client = await tfjsClient();
+  else throw new Error(`EPS: unknown ep ${ep} (webgpu, jsep, tfjs)`);
+  clients[ep] = client.describe;
+  for (const c of client.cases) {
     if (ONLY && !ONLY.test(c.name)) continue;
-    const model = modelOf(c);
-    capture.tag = `${ep}/${c.name}`;
+    const key = `${ep}/${c.name}`;
+    capture.tag = key;
     capture.recording = true;
-    const first = capture.dispatches.length;
-    let gpu: Record<string, Ort>;
+    const from = capture.dispatches.length;
+    let gpu: Output[];
     try {
-      const session = await ort.InferenceSession.create(model, { executionProviders: ["webgpu"] });
-      gpu = await session.run(feedsOf(ort, c));
+      gpu = await c.gpu();
       await capture.settled();
-      await session.release();
     } catch (e) {
       await capture.settled();
-      capture.dispatches.length = first;
-      leftOut.push(`${ep}/${c.name}: ORT failed (${String(e).split("\n")[0]})`);
+      capture.dispatches.length = from;
+      leftOut.push(`${key}: the GPU run failed (${first(e)})`);
       continue;
     } finally {
       capture.recording = false;
     }
-    let cpu: Record<string, Ort>;
+    let cpu: Output[];
     try {
-      const cpuSession = await ort.InferenceSession.create(model, { executionProviders: ["wasm"] });
-      cpu = await cpuSession.run(feedsOf(ort, c));
-      await cpuSession.release();
+      cpu = await c.reference();
     } catch (e) {
-      leftOut.push(`${ep}/${c.name}: ORT's CPU EP, the reference, failed (${String(e).split("\n")[0]})`);
+      leftOut.push(`${key}: the CPU reference failed (${first(e)})`);
       continue;
     }
-    const why = c.outputs.map((o) => disagreement(gpu[o.name], cpu[o.name])).find((w) => w !== undefined);
-    const mine = capture.dispatches.slice(first);
+    const why = disagreement(gpu, cpu);
+    const mine = capture.dispatches.slice(from);
     if (why !== undefined) {
-      leftOut.push(`${ep}/${c.name}: its outputs differ from ORT's CPU EP (${why})`);
+      leftOut.push(`${key}: its outputs differ from the CPU reference (${why})`);
       continue;
     }
-    if (mine.length === 0) noDispatch.push(`${ep}/${c.name}`);
+    if (mine.length === 0) noDispatch.push(key);
     for (const d of mine) kept.push({ ep, c, d });
-    if (VERBOSE) {
-      console.log(`${ep}/${c.name}: ${mine.length} dispatches (${mine.map((d) => d.pipeline.label).join(", ")})`);
-    }
+    if (VERBOSE) console.log(`${key}: ${mine.length} dispatches (${mine.map((d) => d.pipeline.label).join(", ")})`);
   }
 }
 
@@ -254,12 +206,13 @@ if (adapter === null) throw new Error("no WebGPU adapter");
 const index: CorpusIndex = {
   format: 1,
   source: {
-    client:
-      `onnxruntime-web@${ORT_VERSION} (npm): ep "webgpu" is onnxruntime-web/webgpu, "jsep" is onnxruntime-web/all`,
+    clients: Object.entries(clients).map(([ep, d]) => `${ep}: ${d}`).join("; "),
     adapter: adapter.info.description,
+    adapterFeatures: [...adapter.features].sort().join(","),
+    backend: env("DENO_WEBGPU_BACKEND") ?? "",
     deno: Deno.version.deno,
     captured: new Date().toISOString().slice(0, 10),
-    command: "deno run --no-lock --allow-read --allow-write --allow-env --allow-net bench/capture_ort_conformance.ts",
+    command: COMMAND,
   },
   shaders,
   blobs: blobs.blobs,
@@ -320,9 +273,9 @@ await Deno.writeFile(`${OUT}/corpus.json.gz`, json);
 await Deno.writeFile(`${OUT}/corpus.bin.gz`, blob);
 
 const ops = new Set(out.dispatches.map((d) => d.op));
+const perEp = EPS.map((ep) => `${out.dispatches.filter((d) => d.ep === ep).length} ${ep}`).join(", ");
 console.log(
-  `${out.dispatches.length} dispatches (${out.dispatches.filter((d) => d.ep === "webgpu").length} webgpu, ` +
-    `${out.dispatches.filter((d) => d.ep === "jsep").length} jsep), ${out.shaders.length} distinct shaders, ` +
+  `${out.dispatches.length} dispatches (${perEp}), ${out.shaders.length} distinct shaders, ` +
     `${ops.size} operators; corpus.json.gz ${json.length} B, corpus.bin.gz ${blob.length} B ` +
     `(${final.bytes().length} B of blobs)`,
 );
@@ -330,5 +283,5 @@ console.log(
   `binding types: ${layoutChecked} from an explicit bind group layout (each agreeing with its WGSL declaration), ` +
     `${layoutAuto} from the WGSL alone (layout "auto")`,
 );
-if (noDispatch.length > 0) console.log(`no GPU dispatch (ORT ran them elsewhere): ${noDispatch.join(", ")}`);
+if (noDispatch.length > 0) console.log(`no GPU dispatch (the client ran them on the CPU): ${noDispatch.join(", ")}`);
 for (const l of leftOut) console.log(`left out: ${l}`);
