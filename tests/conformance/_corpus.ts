@@ -1,7 +1,8 @@
 /**
- * The conformance corpus: compute dispatches captured from a real WebGPU
- * client (ONNX Runtime Web's WebGPU execution providers, by
- * `bench/capture_ort_conformance.ts`), each with its WGSL, entry point,
+ * The conformance corpus: compute dispatches captured from real WebGPU
+ * clients (ONNX Runtime Web's two WebGPU execution providers and
+ * TensorFlow.js's WebGPU backend, by `bench/capture_conformance.ts`), each
+ * with its WGSL, entry point,
  * constants, bindings, workgroup count and the bytes of every bound buffer
  * range before and after the dispatch.
  *
@@ -46,12 +47,12 @@ export interface CorpusBinding {
 export interface CorpusDispatch {
   /** Unique: `<ep>/<case>/<n>` (n counts the case's dispatches from 0). */
   readonly id: string;
-  /** Which client produced it: ORT's native WebGPU EP (`webgpu`) or its JavaScript EP (`jsep`). */
+  /** Which client produced it: ORT's native WebGPU EP (`webgpu`), ORT's JavaScript EP (`jsep`), or tfjs (`tfjs`). */
   readonly ep: string;
-  /** The ONNX operator the case exercises, and the case's name. */
+  /** The operator the case exercises (ONNX's name, or tfjs's kernel name), and the case's name. */
   readonly op: string;
   readonly case: string;
-  /** The label the client gave the pipeline (ORT: its program name), or "". */
+  /** The label the client gave the pipeline (its program name), or "". */
   readonly program: string;
   /** Index into {@linkcode CorpusIndex.shaders}. */
   readonly shader: number;
@@ -69,7 +70,10 @@ export interface CorpusDispatch {
 /** `corpus.json`. */
 export interface CorpusIndex {
   readonly format: 1;
-  /** Where it came from: package and version, adapter, Deno, date, command. */
+  /**
+   * Where it came from: the clients (packages and versions), the adapter's description and features
+   * (`adapterFeatures`, sorted, comma-separated), `DENO_WEBGPU_BACKEND`, Deno, the date and the command.
+   */
   readonly source: Readonly<Record<string, string>>;
   readonly shaders: readonly string[];
   /** `[offset, length]` of each blob in `corpus.bin`. */
