@@ -240,6 +240,47 @@ export async function measureBatch(args: BatchArgs): Promise<BatchResult> {
   return { records: all.map((c) => c.record()), winner: winner?.index, shortCircuit: confirmed !== undefined, rounds };
 }
 
+/** What {@linkcode checkCandidate} needs. */
+export interface CheckArgs {
+  /** The candidate's index in the set. */
+  readonly index: number;
+  /** Its name. */
+  readonly name: string;
+  /** A run of it on the benchmark input. */
+  readonly run: () => unknown;
+  /** The measurer. */
+  readonly measurer: TuneMeasurer;
+  /** A sample (or a run not settled) past this many milliseconds fails the check. */
+  readonly timeLimitMs: number;
+  /** Cancellation. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Checks a lone candidate (a set's only one) with one run in one round: the
+ * round pins on it what its work queued on the device (a compilation or
+ * validation error), which a launch alone would leave for the next read.
+ *
+ * @param args The candidate, the measurer and the time limit.
+ * @returns Its record: `measured` (one sample), `unmeasured` (it ran) or `failed`.
+ * @throws The signal's reason when it aborts.
+ */
+export async function checkCandidate(args: CheckArgs): Promise<CandidateRecord> {
+  args.signal?.throwIfAborted();
+  const [o] = await args.measurer.round([withDeadline(args.run, args.timeLimitMs)], { signal: args.signal });
+  const base = { index: args.index, name: args.name };
+  if (o === undefined) return { ...base, status: "failed", samples: [], reason: "the measurer reported nothing" };
+  if (o.kind === "failure") {
+    return { ...base, status: "failed", samples: [], reason: describeError(o.error), error: o.error };
+  }
+  if (o.kind === "unmeasured") return { ...base, status: "unmeasured", samples: [], reason: o.reason };
+  if (o.nanos > args.timeLimitMs * 1e6) {
+    const reason = `ran past the time limit of ${args.timeLimitMs} ms (measured ${ms(o.nanos)})`;
+    return { ...base, status: "failed", samples: [o.nanos], reason };
+  }
+  return { ...base, status: "measured", samples: [o.nanos], score: o.nanos };
+}
+
 function shortCircuit(
   all: readonly Candidate[],
   limit: number | undefined,

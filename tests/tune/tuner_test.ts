@@ -259,13 +259,62 @@ Deno.test("when nothing could be measured, the first candidate that ran is used 
   assert.equal(store.entries.size, 0);
 });
 
-Deno.test("a set with a single candidate is not measured", async () => {
+Deno.test("a set with a single candidate is checked with one run in one round, not measured further", async () => {
   const dev = scripted({ only: MS });
   const set = defineTunableSet({ name: "op", key: (n: number) => n, candidates: [dev.candidate("only")] });
   const tuner = new Tuner({ measurer: dev.measurer });
   assert.equal(await tuner.tune(set, 1), "only:1");
-  assert.equal(dev.rounds, 0);
-  assert.equal(tuner.decision(set, 1)?.source, "single");
+  assert.equal(dev.rounds, 1);
+  assert.deepEqual(dev.calls, ["only", "only"]); // the check, then the call's own run
+  const d = tuner.decision(set, 1)!;
+  assert.equal(d.source, "single");
+  assert.deepEqual(d.results.map((r) => [r.name, r.status]), [["only", "measured"]]);
+  assert.equal(await tuner.tune(set, 1), "only:1");
+  assert.equal(dev.rounds, 1);
+});
+
+Deno.test("a set whose only candidate fails on the device rejects with AutotuneError naming it and why", async () => {
+  const dev = scripted({ only: { queue: 'WGSL compilation failed for kernel "only"' } });
+  const { lines, log } = captureLog();
+  const set = defineTunableSet({ name: "op", key: (n: number) => n, candidates: [dev.candidate("only")] });
+  const tuner = new Tuner({ measurer: dev.measurer, log });
+  const err = await tuner.tune(set, 1).then(() => null, (e: unknown) => e);
+  assert.ok(err instanceof AutotuneError, String(err));
+  assert.deepEqual(err.failures.map((f) => f.candidate), ["only"]);
+  assert.match(err.failures[0]!.reason, /WGSL compilation failed for kernel "only"/);
+  assert.match(err.message, /no candidate worked/);
+  assert.deepEqual(dev.calls, ["only"]); // the failing check only: the call's own run never happens
+  assert.equal(tuner.decision(set, 1), undefined);
+  assert.ok(lines.some((l) => /^warn: .*dropped "only"/.test(l)), lines.join("\n"));
+});
+
+Deno.test("a set whose only candidate throws, or never settles, rejects with AutotuneError", async () => {
+  const set = (run: () => unknown) =>
+    defineTunableSet({ name: "op", key: () => 0, candidates: [{ name: "only", run }] });
+  const dev = scripted({});
+  const tuner = new Tuner({ measurer: dev.measurer, timeLimitMs: 30, log: () => {} });
+  const reasons = [];
+  for (const run of [() => Promise.reject(new RangeError("bad shape")), () => new Promise(() => {})]) {
+    const err = await tuner.tune(set(run), 0).then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof AutotuneError, String(err));
+    reasons.push(err.failures[0]!.reason);
+  }
+  assert.match(reasons[0]!, /RangeError: bad shape/);
+  assert.match(reasons[1]!, /did not settle within the time limit of 30 ms/);
+});
+
+Deno.test("a set whose only candidate has a negative priority for the key rejects with AutotuneError", async () => {
+  const dev = scripted({ only: MS });
+  const set = defineTunableSet({
+    name: "op",
+    key: (n: number) => n,
+    candidates: [dev.candidate("only", { priority: (n: number) => n > 4 ? -1 : 0 })],
+  });
+  const tuner = new Tuner({ measurer: dev.measurer });
+  assert.equal(await tuner.tune(set, 1), "only:1");
+  const err = await tuner.tune(set, 5).then(() => null, (e: unknown) => e);
+  assert.ok(err instanceof AutotuneError, String(err));
+  assert.match(err.failures[0]!.reason, /negative priority/);
 });
 
 Deno.test("keys equal as JSON share a decision whatever their property order", async () => {
