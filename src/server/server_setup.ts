@@ -153,9 +153,7 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
       },
       logLaunch,
     }),
-    tuner: deviceTuner(props, options.tuneCache, (level, message) => {
-      if (logger.autotune || level === "warn") logger.log("autotune", message);
-    }),
+    tuner: deviceTuner(props, { tuneCache: options.tuneCache, logger }),
   };
 }
 

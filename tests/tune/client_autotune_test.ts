@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { AutotuneError, type ComputeClient, defineKernel, defineTunableSet, WorkerClient } from "../../mod.ts";
 import type { AnyClient } from "../../server.ts";
-import { clientTest } from "../_clients.ts";
+import { CLIENT_KINDS, clientTest, withClientOf } from "../_clients.ts";
 import { defineLoopKernel, launchWithinBudget } from "../_loop_budget.ts";
 import type { Handle } from "../../mod.ts";
 
@@ -73,6 +73,24 @@ clientTest(
   },
   { tuneCache: "memory" },
 );
+
+for (const kind of CLIENT_KINDS) {
+  Deno.test(`client.autotune writes its decision and its dropped candidates to the client's logger sink [${kind}]`, async () => {
+    const file = await Deno.makeTempFile({ suffix: ".log" });
+    try {
+      await withClientOf(kind, async (client) => {
+        const set = incrementSet(client, []);
+        using x = client.create(new Uint32Array(256));
+        await client.autotune(set, x);
+      }, { tuneCache: "memory", logger: { autotune: "basic", sink: { file } } });
+      const lines = (await Deno.readTextFile(file)).split("\n").filter((l) => l.startsWith("[denogpu autotune]"));
+      assert.ok(lines.some((l) => /dropped "broken": CompilationError/.test(l)), lines.join("\n"));
+      assert.ok(lines.some((l) => /autotune "increment" 1024: "fast" .*after \d+ rounds/.test(l)), lines.join("\n"));
+    } finally {
+      await Deno.remove(file);
+    }
+  });
+}
 
 /** Compiles, but its pipeline fails validation on the device: the override has no value. */
 const unvalidated = defineKernel({
