@@ -74,6 +74,29 @@ clientTest(
   { tuneCache: "memory" },
 );
 
+for (const elements of [256, 1 << 18]) {
+  clientTest(
+    `client.autotune gives three identical candidates (${elements} elements) to the earliest, measuring them in turn`,
+    async (client) => {
+      const set = defineTunableSet({
+        name: `identical-${elements}`,
+        key: (x: Handle) => x.sizeInUse,
+        candidates: ["first", "second", "third"].map((name) => ({
+          name,
+          run: (x: Handle) => client.launch(fast, [Math.ceil(elements / 64)], [x]), // the same work: the same kernel
+        })),
+      });
+      using x = client.create(new Uint32Array(elements));
+      await client.autotune(set, x);
+      const tuner = client instanceof WorkerClient ? client.device.tuner : (client as ComputeClient).server.tuner;
+      const d = tuner.decision(set, x)!;
+      assert.equal(d.winner, "first", JSON.stringify(d.results));
+      assert.deepEqual(d.results.map((r) => r.status), ["measured", "measured", "measured"]);
+    },
+    { tuneCache: "memory" },
+  );
+}
+
 for (const kind of CLIENT_KINDS) {
   Deno.test(`client.autotune writes its decision and its dropped candidates to the client's logger sink [${kind}]`, async () => {
     const file = await Deno.makeTempFile({ suffix: ".log" });
