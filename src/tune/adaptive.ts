@@ -19,7 +19,7 @@
  * - from minSamples (5) rounds on, a candidate slower than the speed factor
  *   (1.5) × the leader at p ≤ 1% is eliminated, slowest first, keeping at
  *   least 2 survivors;
- * - it stops when one live candidate remains (after minSamples), when every
+ * - it stops when one live candidate remains, when every
  *   other live candidate is slower than the leader beyond noise or surely
  *   tied with it (within the tie band both ways beyond noise; both take 7
  *   rounds), when a candidate is confirmed under the set's bounds (short
@@ -29,7 +29,7 @@
  *   tell candidates apart, the earliest wins, so processes agree.
  *
  * A batch therefore takes 7 rounds when its candidates are clearly apart or
- * clearly tied (a GPU's timestamps), up to 20 when noise hides what
+ * clearly tied (timestamps with little noise), up to 20 when noise hides what
  * separates them (the software adapter), 5 when eliminations leave one: a
  * round costs one device wait. On a noisy device a faster later candidate
  * can lose to an earlier one: list candidates in the order to prefer.
@@ -52,10 +52,7 @@ import { SampleSet } from "./sample_set.ts";
 
 /** Knobs of the adaptive strategy (CubeCL's `autotune.bench`, plus the tie band). */
 export interface BenchConfig {
-  /**
-   * Rounds before eliminations and before a lone survivor stops the batch
-   * (5 is the fewest at which the rank test reaches 1%). @default 5
-   */
+  /** Rounds before eliminations start (5 is the fewest at which the rank test reaches 1%). @default 5 */
   readonly minSamples: number;
   /**
    * Samples per candidate at most (round 0's included): the most rounds of a
@@ -233,7 +230,7 @@ export async function measureBatch(args: BatchArgs): Promise<BatchResult> {
   // Every live candidate takes one sample a round: live candidates have as many samples, from the same rounds.
   for (let round = 1; round < config.maxSamples && confirmed === undefined; round++) {
     const alive = live();
-    if (alive.length === 0 || (alive.length === 1 && round >= config.minSamples)) break;
+    if (alive.length <= 1) break; // nothing left to compare
     signal?.throwIfAborted();
     const pilot = leaderOf(alive)!;
     const order = roundOrder(alive, round);
