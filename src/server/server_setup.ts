@@ -146,9 +146,7 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
       limits: launchLimits(server, props),
       logLaunch,
     }),
-    tuner: deviceTuner(props, options.tuneCache, (level, message) => {
-      if (logger.autotune || level === "warn") logger.log("autotune", message);
-    }),
+    tuner: deviceTuner(props, { tuneCache: options.tuneCache, logger }),
   };
 }
 

@@ -1,7 +1,11 @@
 /**
  * A store in one JSON file (`createClient({ tuneCache: path })`), for caches
- * that travel with a project or a deployment. Needs read and write
- * permission for the file and its directory.
+ * that travel with a project or a deployment. Reading needs read access to
+ * the file; writing needs read and write access to its folder
+ * (`--allow-read=<folder> --allow-write=<folder>`), where the lock file and
+ * the temporary file go, and to the folder above when the folder does not
+ * exist yet. Without them a write fails with the error Deno raised, its
+ * message naming the folder and the flags.
  *
  * Writes are merged and atomic: under a lock file, the current file is read,
  * the entry merged in, and the result written to a temporary file renamed
@@ -29,6 +33,24 @@ export interface JsonFileStoreOptions {
 }
 
 let tmpCounter = 0;
+
+/**
+ * A permission error raised at `file`'s read or write, as the same class with
+ * a message saying what access is needed (Deno's own error is its cause).
+ */
+function explained(e: unknown, file: string, dir: string, writing: boolean): unknown {
+  const what = writing
+    ? `writing it needs read and write access to its folder ${dir}, where a lock file and a temporary file go beside it`
+    : "reading it needs read access to it";
+  if (e instanceof Deno.errors.NotCapable) {
+    const flags = writing ? `--allow-read=${dir} --allow-write=${dir}` : `--allow-read=${file}`;
+    return new Deno.errors.NotCapable(`tuneCache ${file}: ${what} (${flags})`, { cause: e });
+  }
+  if (e instanceof Deno.errors.PermissionDenied) {
+    return new Deno.errors.PermissionDenied(`tuneCache ${file}: ${what} (${(e as Error).message})`, { cause: e });
+  }
+  return e;
+}
 
 async function readEntries(path: string): Promise<Record<string, TuneEntry>> {
   let text: string;
@@ -80,7 +102,7 @@ async function acquire(lock: string, timeoutMs: number, staleMs: number): Promis
  * console.log((await store.get("k"))?.winner); // "a"
  * ```
  *
- * @param path The file (created with its directory on first write).
+ * @param path The file (created with its folder on first write; see the module's note on permissions).
  * @param options Lock timing.
  * @returns The store.
  * @throws {TypeError} When `path` is neither a string nor a `file:` URL.
@@ -99,8 +121,8 @@ export function jsonFileTuneStore(path: string | URL, options: JsonFileStoreOpti
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000;
   const staleLockMs = options.staleLockMs ?? 10000;
   let chain: Promise<void> = Promise.resolve(); // this process's writes, one at a time
+  const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) || "/" : ".";
   const write = async (key: string, entry: TuneEntry) => {
-    const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) || "/" : ".";
     await Deno.mkdir(dir, { recursive: true });
     const locked = await acquire(lock, lockTimeoutMs, staleLockMs);
     const tmp = `${file}.${Deno.pid}.${++tmpCounter}.tmp`;
@@ -118,11 +140,11 @@ export function jsonFileTuneStore(path: string | URL, options: JsonFileStoreOpti
   return {
     description: file,
     async get(key: string): Promise<TuneEntry | undefined> {
-      const e = (await readEntries(file))[key];
+      const e = (await readEntries(file).catch((e) => Promise.reject(explained(e, file, dir, false))))[key];
       return isTuneEntry(e) ? e : undefined;
     },
     set(key: string, entry: TuneEntry): Promise<void> {
-      const done = chain.then(() => write(key, entry));
+      const done = chain.then(() => write(key, entry)).catch((e) => Promise.reject(explained(e, file, dir, true)));
       chain = done.catch(() => {});
       return done;
     },

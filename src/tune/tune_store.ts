@@ -16,7 +16,7 @@ export interface TuneResultRecord {
   readonly name: string;
   /** `measured`, `eliminated`, `failed`, `unmeasured` or `skipped`. */
   readonly status: string;
-  /** Score in nanoseconds (0.8·min + 0.2·median), when measured. */
+  /** Score in nanoseconds (the median of its samples), when measured. */
   readonly score?: number;
   /** Number of samples taken. */
   readonly samples?: number;

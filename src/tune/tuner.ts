@@ -12,7 +12,14 @@
 
 import { AutotuneError } from "../errors/tune_errors.ts";
 import { canonicalJson } from "./_canonical_json.ts";
-import { type BenchConfig, type CandidateRecord, checkBenchConfig, DEFAULT_BENCH, measureBatch } from "./adaptive.ts";
+import {
+  type BenchConfig,
+  type CandidateRecord,
+  checkBenchConfig,
+  checkCandidate,
+  DEFAULT_BENCH,
+  measureBatch,
+} from "./adaptive.ts";
 import { failures, resultRecords } from "./_decision_records.ts";
 import type { TuneMeasurer } from "./measurer.ts";
 import { candidatePriority, groupPriority, type JsonValue, type TunableSet } from "./tunable_set.ts";
@@ -86,11 +93,15 @@ export interface TuneDecision {
   readonly index: number;
   /** The winner's name. */
   readonly winner: string;
-  /** How it was reached: measured now, read from the store, the only candidate, or unmeasurable. */
+  /**
+   * How it was reached: measured now, read from the store, the only
+   * candidate (checked with one run first: it failing is an `AutotuneError`),
+   * or unmeasurable.
+   */
   readonly source: DecisionSource;
   /** Each candidate's result, in candidate order (for `persisted`, as stored). */
   readonly results: readonly TuneResultRecord[];
-  /** Measurement rounds spent (0 unless `tuned`). */
+  /** Measurement rounds spent (1 for `single`, its check; 0 for `persisted`). */
   readonly rounds: number;
   /** Milliseconds the decision took. */
   readonly elapsedMs: number;
@@ -258,17 +269,35 @@ export class Tuner {
       const index = names.indexOf(entry.winner);
       if (index >= 0 && priorities[index]! >= 0) return decided(index, "persisted", entry.results ?? [], 0);
     }
-    if (set.candidates.length === 1) return decided(0, "single", [], 0);
+    const alone = set.candidates.length === 1 && priorities[0]! >= 0;
+    if (alone && measurer === undefined) return decided(0, "single", [], 0); // nothing to check device work with
     if (measurer === undefined) {
       throw new TypeError(`autotune "${set.name}" ${keyJson}: no measurer (give the Tuner or the call one)`);
+    }
+    signal.throwIfAborted();
+    const benchInput = set.inputs === undefined ? input : await set.inputs(input, key);
+    if (alone) {
+      // Not measured, but checked: a launch queues its compilation and validation errors for the next read.
+      const only = set.candidates[0]!;
+      const record = await checkCandidate({
+        index: 0,
+        name: only.name,
+        run: () => only.run(benchInput),
+        measurer,
+        timeLimitMs: this.#timeLimitMs,
+        signal,
+      });
+      if (record.status === "failed") {
+        this.#log("warn", `autotune "${set.name}" ${keyJson}: dropped "${record.name}": ${record.reason}`);
+        throw new AutotuneError(set.name, keyJson, failures(names, [record], []));
+      }
+      return decided(0, "single", resultRecords(names, [record], []), 1);
     }
 
     const plan = new TunePlan(names.map((_, i) => ({
       priority: priorities[i]!,
       groups: new Map(set.groupsOf(i).map((g) => [g, [groupPriority(set, g, key), priorities[i]!] as const])),
     })));
-    signal.throwIfAborted();
-    const benchInput = set.inputs === undefined ? input : await set.inputs(input, key);
     const limitNanos = set.bounds?.(input, key)?.limitNanos;
     const records: CandidateRecord[] = [];
     let rounds = 0;

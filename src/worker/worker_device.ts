@@ -168,13 +168,11 @@ export class WorkerDevice {
   /** Its autotuner, on this thread: decisions per device, kept in the `tuneCache` store. */
   readonly tuner: Tuner;
 
-  private constructor(connection: WorkerConnection, index: number, tuneCache: ServerOptions["tuneCache"]) {
+  private constructor(connection: WorkerConnection, index: number, options: ServerOptions) {
     this.connection = connection;
     const host = new WorkerCollectiveHost(connection);
     this.collectives = new ServerCollectives(host, { index, owned: true, memoryOwner: connection, hostOnly: true });
-    this.tuner = deviceTuner(connection.properties, tuneCache, (level, message) => {
-      if (level === "warn") console.warn(`[denogpu autotune] ${message}`);
-    });
+    this.tuner = deviceTuner(connection.properties, options); // the client's tuneCache and logger, on this thread
   }
 
   /**
@@ -211,10 +209,9 @@ export class WorkerDevice {
     }
     const taken = directory.take(index);
     // The tuner runs here; the worker's own (unused) keeps its decisions in memory (Workers have no localStorage).
-    const { tuneCache, ...rest } = options;
-    const opening = WorkerConnection.open({ ...rest, tuneCache: "memory" }, connection).then(
+    const opening = WorkerConnection.open({ ...options, tuneCache: "memory" }, connection).then(
       (conn) => {
-        const device = new WorkerDevice(conn, taken, tuneCache);
+        const device = new WorkerDevice(conn, taken, options);
         conn.ended.then(() => {
           device.collectives.close(new DeviceLostError(`worker device ${taken} closed`, { reason: "destroyed" }));
           if (opened.get(taken) === opening) {

@@ -83,3 +83,53 @@ export function captureLog(): { lines: string[]; log: (level: "info" | "warn", m
   const lines: string[] = [];
   return { lines, log: (level, message) => lines.push(`${level}: ${message}`) };
 }
+
+/**
+ * A device with order effects: each sample of `inner` scaled by
+ * `factor(position)`, the run's position in its round from 0 (the first run
+ * after a device wait, a clock that ramps within a round).
+ *
+ * @param inner The measurer to scale.
+ * @param factor The scale of a run's time by its position in the round.
+ * @returns The measurer.
+ */
+export function withOrderEffect(inner: TuneMeasurer, factor: (position: number) => number): TuneMeasurer {
+  return {
+    method: inner.method,
+    async round(runs, options) {
+      const out = await inner.round(runs, options);
+      return out.map((o, position) => o.kind === "sample" ? { kind: "sample", nanos: o.nanos * factor(position) } : o);
+    },
+  };
+}
+
+/**
+ * A noisy device: each sample of `inner` times a seeded random factor with a
+ * heavy tail (most within ±15%, one in eight two to four times slower), the
+ * same for a seed in every process.
+ *
+ * @param inner The measurer to add noise to.
+ * @param seed The noise's seed.
+ * @returns The measurer.
+ */
+export function withNoise(inner: TuneMeasurer, seed: number): TuneMeasurer {
+  let s = seed >>> 0;
+  const random = () => { // mulberry32
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  return {
+    method: inner.method,
+    async round(runs, options) {
+      const out = await inner.round(runs, options);
+      return out.map((o) => {
+        if (o.kind !== "sample") return o;
+        const jitter = 0.85 + 0.3 * random();
+        const spike = random() < 0.125 ? 2 + 2 * random() : 1;
+        return { kind: "sample", nanos: o.nanos * jitter * spike };
+      });
+    },
+  };
+}

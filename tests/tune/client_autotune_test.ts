@@ -4,16 +4,9 @@
  */
 
 import assert from "node:assert/strict";
-import {
-  AutotuneError,
-  type ComputeClient,
-  createClient,
-  defineKernel,
-  defineTunableSet,
-  WorkerClient,
-} from "../../mod.ts";
+import { AutotuneError, type ComputeClient, defineKernel, defineTunableSet, WorkerClient } from "../../mod.ts";
 import type { AnyClient } from "../../server.ts";
-import { clientTest } from "../_clients.ts";
+import { CLIENT_KINDS, clientTest, withClientOf } from "../_clients.ts";
 import { defineLoopKernel, launchWithinBudget } from "../_loop_budget.ts";
 import type { Handle } from "../../mod.ts";
 
@@ -81,25 +74,129 @@ clientTest(
   { tuneCache: "memory" },
 );
 
-Deno.test("client.autotune gives AutotuneError naming every candidate when none works", async () => {
-  await using client = await createClient({ tuneCache: "memory" });
-  const set = defineTunableSet({
-    name: "nothing-works",
-    key: () => 0,
-    candidates: [
-      {
-        name: "throws",
-        run: () => {
-          throw new Error("no");
-        },
-      },
-      { name: "broken", run: (x: Handle) => client.launch(broken, [1], [x]) },
-    ],
+for (const elements of [256, 1 << 18]) {
+  clientTest(
+    `client.autotune gives three identical candidates (${elements} elements) to the earliest, measuring them in turn`,
+    async (client) => {
+      const set = defineTunableSet({
+        name: `identical-${elements}`,
+        key: (x: Handle) => x.sizeInUse,
+        candidates: ["first", "second", "third"].map((name) => ({
+          name,
+          run: (x: Handle) => client.launch(fast, [Math.ceil(elements / 64)], [x]), // the same work: the same kernel
+        })),
+      });
+      using x = client.create(new Uint32Array(elements));
+      await client.autotune(set, x);
+      const tuner = client instanceof WorkerClient ? client.device.tuner : (client as ComputeClient).server.tuner;
+      const d = tuner.decision(set, x)!;
+      assert.equal(d.winner, "first", JSON.stringify(d.results));
+      assert.deepEqual(d.results.map((r) => r.status), ["measured", "measured", "measured"]);
+    },
+    { tuneCache: "memory" },
+  );
+}
+
+for (const kind of CLIENT_KINDS) {
+  Deno.test(`client.autotune writes its decision and its dropped candidates to the client's logger sink [${kind}]`, async () => {
+    const file = await Deno.makeTempFile({ suffix: ".log" });
+    try {
+      await withClientOf(kind, async (client) => {
+        const set = incrementSet(client, []);
+        using x = client.create(new Uint32Array(256));
+        await client.autotune(set, x);
+      }, { tuneCache: "memory", logger: { autotune: "basic", sink: { file } } });
+      const lines = (await Deno.readTextFile(file)).split("\n").filter((l) => l.startsWith("[denogpu autotune]"));
+      assert.ok(lines.some((l) => /dropped "broken": CompilationError/.test(l)), lines.join("\n"));
+      assert.ok(lines.some((l) => /autotune "increment" 1024: "fast" .*after \d+ rounds/.test(l)), lines.join("\n"));
+    } finally {
+      await Deno.remove(file);
+    }
   });
-  using x = client.create(new Uint32Array(4));
-  await assert.rejects(client.autotune(set, x), (e: unknown) => {
-    assert.ok(e instanceof AutotuneError);
-    assert.deepEqual(e.failures.map((f) => f.candidate), ["throws", "broken"]);
-    return true;
-  });
+}
+
+/** Compiles, but its pipeline fails validation on the device: the override has no value. */
+const unvalidated = defineKernel({
+  name: "autotune-unvalidated",
+  wgsl: `override missing: u32;
+@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(1) fn main() { x[0] = missing; }`,
 });
+
+/** The client still works: a launch and a read after the failed autotune. */
+async function stillUsable(client: AnyClient, x: Handle): Promise<void> {
+  client.launch(fast, [1], [x]);
+  assert.deepEqual([...(await client.read(x, Uint32Array)).slice(0, 2)], [1, 1]);
+}
+
+clientTest(
+  "client.autotune gives AutotuneError naming every candidate and why when none works, and the client stays usable",
+  async (client) => {
+    const set = defineTunableSet({
+      name: "nothing-works",
+      key: () => 0,
+      candidates: [
+        {
+          name: "throws",
+          run: () => {
+            throw new Error("no");
+          },
+        },
+        { name: "broken", run: (x: Handle) => client.launch(broken, [1], [x]) },
+        { name: "unvalidated", run: (x: Handle) => client.launch(unvalidated, [1], [x]) },
+      ],
+    });
+    using x = client.create(new Uint32Array(4));
+    await assert.rejects(client.autotune(set, x), (e: unknown) => {
+      assert.ok(e instanceof AutotuneError, String(e));
+      assert.deepEqual(e.failures.map((f) => f.candidate), ["throws", "broken", "unvalidated"]);
+      assert.match(e.failures[0]!.reason, /Error: no/);
+      assert.match(e.failures[1]!.reason, /CompilationError: .*autotune-broken/);
+      assert.match(e.failures[2]!.reason, /CompilationError: .*autotune-unvalidated/);
+      return true;
+    });
+    await stillUsable(client, x);
+  },
+  { tuneCache: "memory" },
+);
+
+for (const [what, kernel] of [["fails to compile", broken], ["fails pipeline validation", unvalidated]] as const) {
+  clientTest(
+    `client.autotune rejects a set whose only candidate ${what} with AutotuneError, and the client stays usable`,
+    async (client) => {
+      const set = defineTunableSet({
+        name: `only-${kernel.name}`,
+        key: () => 0,
+        candidates: [{ name: "only", run: (x: Handle) => client.launch(kernel, [1], [x]) }],
+      });
+      using x = client.create(new Uint32Array(4));
+      await assert.rejects(client.autotune(set, x), (e: unknown) => {
+        assert.ok(e instanceof AutotuneError, String(e));
+        assert.deepEqual(e.failures.map((f) => f.candidate), ["only"]);
+        assert.match(e.failures[0]!.reason, new RegExp(`CompilationError: .*${kernel.name}`));
+        return true;
+      });
+      await stillUsable(client, x);
+    },
+    { tuneCache: "memory" },
+  );
+}
+
+clientTest(
+  "client.autotune runs a set's only working candidate, checked once, and its result is the call's",
+  async (client) => {
+    using copy = client.create(new Uint32Array(4));
+    const set = defineTunableSet({
+      name: "only-fast",
+      key: () => 0,
+      inputs: () => copy, // the check runs on the benchmark input
+      candidates: [{ name: "only", run: (x: Handle) => client.launch(fast, [1], [x]) }],
+    });
+    using x = client.create(new Uint32Array(4));
+    await client.autotune(set, x);
+    await client.autotune(set, x);
+    assert.deepEqual([...await client.read(x, Uint32Array)], [2, 2, 2, 2]);
+    assert.deepEqual([...await client.read(copy, Uint32Array)], [1, 1, 1, 1]);
+  },
+  { tuneCache: "memory" },
+);

@@ -21,15 +21,24 @@ interface Ran {
 }
 
 async function tuneInProcess(store: string, key = "1", delayMs = 0): Promise<Ran> {
+  return (await tuneWith(["--allow-read", "--allow-write"], store, key, delayMs)).ran;
+}
+
+/** Tunes in a child `deno run --no-prompt` with only `permissions`; returns what it printed and its warnings. */
+async function tuneWith(permissions: string[], store: string, key = "1", delayMs = 0): Promise<{
+  ran: Ran;
+  stderr: string;
+}> {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", SCRIPT.pathname, store, key, String(delayMs)],
+    args: ["run", "--no-prompt", ...permissions, SCRIPT.pathname, store, key, String(delayMs)],
     cwd: ROOT.pathname,
+    env: { NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",
   }).output();
   const err = new TextDecoder().decode(stderr);
   assert.equal(code, 0, err);
-  return JSON.parse(new TextDecoder().decode(stdout).trim());
+  return { ran: JSON.parse(new TextDecoder().decode(stdout).trim()), stderr: err };
 }
 
 Deno.test("a second process reuses the decision in a JSON file without running any other candidate", async () => {
@@ -71,6 +80,42 @@ Deno.test("processes tuning into one JSON file at once keep every key and one co
     }
     const left = [...Deno.readDirSync(dir)].map((e) => e.name);
     assert.deepEqual(left, ["tune.json"], "no temporary or lock file is left behind");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a JSON file cache works with read and write access to its folder only, as the README says", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/tune.json`;
+    const folder = [`--allow-read=${dir}`, `--allow-write=${dir}`];
+    const first = await tuneWith(folder, path);
+    assert.equal(first.ran.source, "tuned");
+    assert.equal(first.stderr, "", "no warning");
+    const second = await tuneWith(folder, path);
+    assert.deepEqual(second.ran, { source: "persisted", calls: ["b"], rounds: 0, output: "b:1" });
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["tune.json"], "only the file is left there");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("with access to the JSON file alone a decision is read but not written, and the warning names the folder and both flags", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/tune.json`;
+    const fileOnly = [`--allow-read=${path}`, `--allow-write=${path}`];
+    const denied = await tuneWith(fileOnly, path);
+    assert.equal(denied.ran.output, "b:1", "tuning still decides");
+    assert.ok(
+      denied.stderr.includes(`--allow-read=${dir} --allow-write=${dir}`),
+      `the warning names the folder's flags:\n${denied.stderr}`,
+    );
+    assert.match(denied.stderr, /a lock file and a temporary file go beside it/);
+    assert.deepEqual([...Deno.readDirSync(dir)], [], "nothing was written");
+    await tuneInProcess(path); // written with full access
+    assert.deepEqual((await tuneWith(fileOnly, path)).ran.source, "persisted", "reading needs the file alone");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import { AutotuneError, defineTunableSet } from "../../mod.ts";
-import { memoryTuneStore, type TuneProgress, Tuner } from "../../tune.ts";
-import { captureLog, scripted } from "./_scripted.ts";
+import { memoryTuneStore, type TuneMeasurer, type TuneProgress, Tuner } from "../../tune.ts";
+import { captureLog, scripted, withNoise, withOrderEffect } from "./_scripted.ts";
 
 const MS = 1e6;
 
@@ -184,6 +184,51 @@ Deno.test("times within the 3% tie band go to the candidate listed first, so pro
   }
 });
 
+/** Tunes `names` (scripted times) on `measurer(dev)`; returns the decision. */
+async function tuneOn(times: Record<string, number>, measurer: (inner: TuneMeasurer) => TuneMeasurer) {
+  const dev = scripted(times);
+  const set = defineTunableSet({
+    name: "op",
+    key: (n: number) => n,
+    candidates: Object.keys(times).map((n) => dev.candidate(n)),
+  });
+  const tuner = new Tuner({ measurer: measurer(dev.measurer), log: () => {} });
+  await tuner.tune(set, 1);
+  return tuner.decision(set, 1)!;
+}
+
+Deno.test("identical candidates on a device whose first run after each wait is slower go to the earliest, none dropped", async () => {
+  const d = await tuneOn({ a: MS, b: MS, c: MS }, (m) => withOrderEffect(m, (position) => position === 0 ? 1.6 : 1));
+  assert.equal(d.winner, "a");
+  assert.deepEqual(d.results.map((r) => r.status), ["measured", "measured", "measured"]);
+});
+
+Deno.test("identical candidates on a device that speeds up during a round go to the earliest", async () => {
+  const d = await tuneOn({ a: MS, b: MS, c: MS }, (m) => withOrderEffect(m, (position) => 0.9 ** position));
+  assert.equal(d.winner, "a");
+});
+
+Deno.test("a candidate clearly faster than earlier ones still wins on a device with order effects", async () => {
+  for (const factor of [(p: number) => p === 0 ? 1.6 : 1, (p: number) => 0.9 ** p, (p: number) => 1.1 ** p]) {
+    const d = await tuneOn({ a: 1.3 * MS, b: 1.3 * MS, c: MS }, (m) => withOrderEffect(m, factor));
+    assert.equal(d.winner, "c");
+  }
+});
+
+Deno.test("on a noisy device identical candidates go to the earliest, and a 25% faster one still wins, for nearly every seed", async () => {
+  const seeds = Array.from({ length: 400 }, (_, i) => i + 1);
+  let earliest = 0;
+  let faster = 0;
+  for (const seed of seeds) {
+    if ((await tuneOn({ a: MS, b: MS, c: MS }, (m) => withNoise(m, seed))).winner === "a") earliest++;
+    if ((await tuneOn({ a: MS, b: MS, c: 0.75 * MS }, (m) => withNoise(m, seed))).winner === "c") faster++;
+  }
+  // A later candidate wins at the rank test's level, 0.1%: identical ones went to a later one for 2 seeds of 4000.
+  assert.ok(earliest >= 398, `identical: the earliest won for ${earliest} seeds of 400`);
+  // A faster one can lose only to an earlier one, when noise hides it: 25% faster won for 94% of 4000 seeds.
+  assert.ok(faster >= 360, `25% faster: it won for ${faster} seeds of 400`);
+});
+
 Deno.test("a slow candidate is eliminated after minSamples and sampled fewer times than the fast one", async () => {
   const dev = scripted({ fast: [1.2 * MS, 1.1 * MS, 1.0 * MS, 0.9 * MS], slow: 5 * MS, mid: 1.3 * MS });
   const set = defineTunableSet({
@@ -195,8 +240,8 @@ Deno.test("a slow candidate is eliminated after minSamples and sampled fewer tim
   await tuner.tune(set, 1);
   const [slow, mid, fast] = tuner.decision(set, 1)!.results;
   assert.equal(slow!.status, "eliminated");
-  assert.equal(slow!.samples, 3);
-  assert.ok(fast!.samples! > slow!.samples! && fast!.samples! <= 10, `fast took ${fast!.samples}`);
+  assert.equal(slow!.samples, 5); // minSamples: the fewest at which the rank test can eliminate at 1%
+  assert.ok(fast!.samples! > slow!.samples! && fast!.samples! <= 20, `fast took ${fast!.samples}`);
   assert.equal(mid!.status, "measured");
   assert.equal(tuner.decision(set, 1)?.winner, "fast");
 });
@@ -259,13 +304,62 @@ Deno.test("when nothing could be measured, the first candidate that ran is used 
   assert.equal(store.entries.size, 0);
 });
 
-Deno.test("a set with a single candidate is not measured", async () => {
+Deno.test("a set with a single candidate is checked with one run in one round, not measured further", async () => {
   const dev = scripted({ only: MS });
   const set = defineTunableSet({ name: "op", key: (n: number) => n, candidates: [dev.candidate("only")] });
   const tuner = new Tuner({ measurer: dev.measurer });
   assert.equal(await tuner.tune(set, 1), "only:1");
-  assert.equal(dev.rounds, 0);
-  assert.equal(tuner.decision(set, 1)?.source, "single");
+  assert.equal(dev.rounds, 1);
+  assert.deepEqual(dev.calls, ["only", "only"]); // the check, then the call's own run
+  const d = tuner.decision(set, 1)!;
+  assert.equal(d.source, "single");
+  assert.deepEqual(d.results.map((r) => [r.name, r.status]), [["only", "measured"]]);
+  assert.equal(await tuner.tune(set, 1), "only:1");
+  assert.equal(dev.rounds, 1);
+});
+
+Deno.test("a set whose only candidate fails on the device rejects with AutotuneError naming it and why", async () => {
+  const dev = scripted({ only: { queue: 'WGSL compilation failed for kernel "only"' } });
+  const { lines, log } = captureLog();
+  const set = defineTunableSet({ name: "op", key: (n: number) => n, candidates: [dev.candidate("only")] });
+  const tuner = new Tuner({ measurer: dev.measurer, log });
+  const err = await tuner.tune(set, 1).then(() => null, (e: unknown) => e);
+  assert.ok(err instanceof AutotuneError, String(err));
+  assert.deepEqual(err.failures.map((f) => f.candidate), ["only"]);
+  assert.match(err.failures[0]!.reason, /WGSL compilation failed for kernel "only"/);
+  assert.match(err.message, /no candidate worked/);
+  assert.deepEqual(dev.calls, ["only"]); // the failing check only: the call's own run never happens
+  assert.equal(tuner.decision(set, 1), undefined);
+  assert.ok(lines.some((l) => /^warn: .*dropped "only"/.test(l)), lines.join("\n"));
+});
+
+Deno.test("a set whose only candidate throws, or never settles, rejects with AutotuneError", async () => {
+  const set = (run: () => unknown) =>
+    defineTunableSet({ name: "op", key: () => 0, candidates: [{ name: "only", run }] });
+  const dev = scripted({});
+  const tuner = new Tuner({ measurer: dev.measurer, timeLimitMs: 30, log: () => {} });
+  const reasons = [];
+  for (const run of [() => Promise.reject(new RangeError("bad shape")), () => new Promise(() => {})]) {
+    const err = await tuner.tune(set(run), 0).then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof AutotuneError, String(err));
+    reasons.push(err.failures[0]!.reason);
+  }
+  assert.match(reasons[0]!, /RangeError: bad shape/);
+  assert.match(reasons[1]!, /did not settle within the time limit of 30 ms/);
+});
+
+Deno.test("a set whose only candidate has a negative priority for the key rejects with AutotuneError", async () => {
+  const dev = scripted({ only: MS });
+  const set = defineTunableSet({
+    name: "op",
+    key: (n: number) => n,
+    candidates: [dev.candidate("only", { priority: (n: number) => n > 4 ? -1 : 0 })],
+  });
+  const tuner = new Tuner({ measurer: dev.measurer });
+  assert.equal(await tuner.tune(set, 1), "only:1");
+  const err = await tuner.tune(set, 5).then(() => null, (e: unknown) => e);
+  assert.ok(err instanceof AutotuneError, String(err));
+  assert.match(err.failures[0]!.reason, /negative priority/);
 });
 
 Deno.test("keys equal as JSON share a decision whatever their property order", async () => {
@@ -382,7 +476,7 @@ Deno.test("a call's own measurer measures its tuning, and a tuner without any re
 });
 
 Deno.test("the tuner refuses strategy knobs out of range, naming the knob", () => {
-  assert.throws(() => new Tuner({ bench: { maxSamples: 2 } }), /bench\.maxSamples must be an integer ≥ 3/);
+  assert.throws(() => new Tuner({ bench: { maxSamples: 2 } }), /bench\.maxSamples must be an integer ≥ 5/);
   assert.throws(() => new Tuner({ bench: { speedFactor: 0.5 } }), /bench\.speedFactor must be ≥ 1/);
   assert.throws(() => new Tuner({ timeLimitMs: 0 }), /timeLimitMs must be > 0/);
 });
