@@ -34,31 +34,13 @@ import { type Corpus, type CorpusDispatch, readCorpus } from "./_corpus.ts";
 import { compareDispatch, judge, type Outcome, type Verdict } from "./_compare.ts";
 
 /**
- * Dispatches the runtime is known to get wrong where the device lays out
- * `@align(16)` struct members under `var<storage>` otherwise than WGSL says
- * (Deno 2.9.6's GL backend: `alignKeptInStorage` probes it), by id, with what
- * differs. Each is a tfjs dispatch of a rank-5 or rank-6 tensor: its
- * `var<uniform>` struct declares the shapes as `@align(16) name: vec5` (or
- * `vec6`, structs of i32), the runtime binds it as `var<storage, read>`, and
- * there the GL backend places those members at byte 8 instead of 16, so the
- * shader reads its shapes from the wrong words. Raw WebGPU, binding it as a
- * uniform, gets every one right on GL (`bench/conformance_raw.ts`). Where the
- * probe fails they must still fail, and every other dispatch must pass;
- * elsewhere (Vulkan) they must pass like the rest. Run the suite with
- * `DENO_WEBGPU_BACKEND=gl` to check; empty the list once the runtime keeps
- * such layouts there.
+ * Dispatches the runtime is known to get wrong, by id, with what differs:
+ * none. (The nine tfjs rank-5 and rank-6 dispatches whose `var<uniform>`
+ * shapes are `@align(16) name: vec5` read wrong words through Deno's GL
+ * backend until the runtime wrote such structs with explicit padding; the
+ * list must stay empty, and a dispatch added to it must fail to pass.)
  */
-const KNOWN_RUNTIME_FAILURES: Readonly<Record<string, string>> = {
-  "tfjs/sub_5d_broadcast/0": "Sub, rank 5: xShape, xShapeStrides, outShape as @align(16) vec5; 41 of 96 result bytes",
-  "tfjs/minimum_5d/0": "Minimum, rank 5: @align(16) vec5 shapes; 18 of 96 result bytes",
-  "tfjs/mul_6d_broadcast/0": "Mul, rank 6: @align(16) vec6 shapes; 88 of 192 result bytes",
-  "tfjs/transpose_5d/0": "Transpose, rank 5: @align(16) vec5 shapes; 40 of 96 result bytes",
-  "tfjs/transpose_6d/0": "Transpose, rank 6: @align(16) vec6 shapes; 81 of 192 result bytes",
-  "tfjs/slice_5d/0": "Slice, rank 5: @align(16) vec5 start and shapes; 11 of 32 result bytes",
-  "tfjs/conv3d/0": "Conv3D: @align(16) vec5 xShape, wShape, outShape; 429 of 768 result bytes",
-  "tfjs/max_pool3d/0": "MaxPool3D: @align(16) vec5 shapes; all 64 result bytes (-1e20, the initial max, read)",
-  "tfjs/avg_pool3d/0": "AvgPool3D: @align(16) vec5 shapes; 240 of 512 result bytes",
-};
+const KNOWN_RUNTIME_FAILURES: Readonly<Record<string, string>> = {};
 
 const corpus = await readCorpus();
 const { dispatches } = corpus.index;
@@ -99,66 +81,6 @@ async function verdictOf(client: ComputeClient, d: CorpusDispatch, exactOnly: bo
   }
 }
 
-/**
- * Whether raw WebGPU on this adapter places tfjs's uniform shape struct
- * (`@align(16) xShape: vec5`, five i32) at byte 16 when it is bound as
- * storage, as WGSL says and as it does under `var<uniform>`. Deno 2.9.6's GL
- * backend puts it at byte 8 (std430, `@align` ignored), so a runtime that
- * binds uniforms as storage reads the wrong words there.
- */
-async function alignKeptInStorage(adapter: GPUAdapter): Promise<boolean> {
-  const device = await adapter.requestDevice({ label: "align probe" });
-  try {
-    const module = device.createShaderModule({
-      label: "align probe",
-      code: `struct vec5 { x: i32, y: i32, z: i32, w: i32, u: i32 };
-struct Uniforms { NAN: f32, INFINITY: f32, @align(16) xShape: vec5, @align(16) xShapeStrides: vec4<i32> };
-@group(0) @binding(0) var<storage, read> u: Uniforms;
-@group(0) @binding(1) var<storage, read_write> o: array<i32, 2>;
-@compute @workgroup_size(1) fn main() { o[0] = u.xShape.x; o[1] = u.xShapeStrides.x; }`,
-    });
-    const pipeline = device.createComputePipeline({ label: "align probe", layout: "auto", compute: { module } });
-    const words = device.createBuffer({
-      label: "align probe words",
-      size: 64,
-      usage: GPUBufferUsage.STORAGE,
-      mappedAtCreation: true,
-    });
-    new Int32Array(words.getMappedRange()).set(Int32Array.from({ length: 16 }, (_, i) => i));
-    words.unmap();
-    const out = device.createBuffer({
-      label: "align probe out",
-      size: 8,
-      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
-    });
-    const read = device.createBuffer({
-      label: "align probe read",
-      size: 8,
-      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-    });
-    const encoder = device.createCommandEncoder({ label: "align probe" });
-    const pass = encoder.beginComputePass({ label: "align probe" });
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(
-      0,
-      device.createBindGroup({
-        label: "align probe",
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [{ binding: 0, resource: { buffer: words } }, { binding: 1, resource: { buffer: out } }],
-      }),
-    );
-    pass.dispatchWorkgroups(1);
-    pass.end();
-    encoder.copyBufferToBuffer(out, 0, read, 0, 8);
-    device.queue.submit([encoder.finish()]);
-    await read.mapAsync(GPUMapMode.READ);
-    const [shape, strides] = new Int32Array(read.getMappedRange());
-    return shape === 4 && strides === 12;
-  } finally {
-    device.destroy();
-  }
-}
-
 const byOp = new Map<string, CorpusDispatch[]>();
 for (const d of dispatches) byOp.set(d.op, [...(byOp.get(d.op) ?? []), d]);
 
@@ -174,7 +96,7 @@ Deno.test("every dispatch ONNX Runtime Web and TensorFlow.js submitted replays t
   const have = features.filter((f) => adapter.features.has(f));
   const exactOnly = adapter.info.description === corpus.index.source.adapter &&
     [...adapter.features].sort().join(",") === corpus.index.source.adapterFeatures;
-  const known = await alignKeptInStorage(adapter) ? {} : KNOWN_RUNTIME_FAILURES;
+  const known = KNOWN_RUNTIME_FAILURES;
   const counts = { exact: 0, tolerance: 0, known: 0, skipped: 0 };
   await withClient(async (client) => {
     for (const [op, list] of byOp) {
