@@ -36,9 +36,19 @@ export { createClient } from "./src/client/create_client.ts";
 export { closeDevices, listDevices } from "./src/server/device_registry.ts";
 export type { ClientOptions } from "./src/client/create_client.ts";
 export { ComputeClient } from "./src/client/compute_client.ts";
+export type { Answer, Transport } from "./src/client/compute_client.ts";
 export { WorkerClient } from "./src/client/worker_client.ts";
 export { Graph } from "./src/client/graph_handle.ts";
-export type { HostData, ProfileOptions, ProfileResult, Tensor, TypedArrayType } from "./src/client/client_types.ts";
+export type {
+  AllReduceOptions,
+  HostData,
+  ProfileOptions,
+  ProfileResult,
+  Tensor,
+  TypedArrayType,
+} from "./src/client/client_types.ts";
+export type { ServerOptions } from "./src/server/server_options.ts";
+export type { DeviceOptions } from "./src/server/device.ts";
 export { packInfo } from "./src/client/pack_info.ts";
 export { Handle } from "./src/contract/handle.ts";
 export { Kernel } from "./src/contract/kernel.ts";

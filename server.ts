@@ -56,16 +56,8 @@ export type { GraphId, ProfilingToken } from "./src/ids.ts";
 export { ServerLogger } from "./src/logger.ts";
 export type { LogSink } from "./src/logger.ts";
 
-// The memory and cross-device halves of a worker client (WorkerClient extends them).
-export { WorkerMemoryClient } from "./src/client/worker_memory_client.ts";
-export { WorkerCollectiveClient } from "./src/client/worker_collective_client.ts";
-// What both clients share.
-export type { AnyClient } from "./src/client/client_api.ts";
 export type { WorkerClientOptions } from "./src/client/create_client.ts";
-// The memory and cross-device halves of a client (ComputeClient extends them).
-export { MemoryClient } from "./src/client/memory_client.ts";
-export { CollectiveClient } from "./src/client/collective_client.ts";
-export type { AllReduceOptions } from "./src/client/collective_client.ts";
+export type { DeviceLink, LinkLauncher, LinkTuner } from "./src/contract/device_link.ts";
 
 // Devices.
 export type { DeviceKind, LogicalDevice } from "./src/collective/device_ids.ts";

@@ -7,7 +7,7 @@
  */
 
 import { type ClientOptions, type ComputeClient, createClient, WorkerClient } from "../mod.ts";
-import type { AnyClient } from "../server.ts";
+import type { Transport } from "../mod.ts";
 import { TEST_FAST_READS } from "./_gpu.ts";
 
 /** Where a client's server runs. */
@@ -30,7 +30,7 @@ export const CLIENT_KINDS: readonly ClientKind[] = kinds();
  * @param options Client options.
  * @returns The client.
  */
-export function clientOf(kind: ClientKind, options: ClientOptions = {}): Promise<AnyClient> {
+export function clientOf(kind: ClientKind, options: ClientOptions = {}): Promise<ComputeClient<Transport>> {
   if (TEST_FAST_READS) options = { fastReads: true, ...options };
   return kind === "worker" ? createClient({ ...options, worker: true }) : createClient(options);
 }
@@ -40,7 +40,7 @@ export function clientOf(kind: ClientKind, options: ClientOptions = {}): Promise
  *
  * @param client The client.
  */
-export async function end(client: AnyClient): Promise<void> {
+export async function end(client: ComputeClient<Transport>): Promise<void> {
   client.destroy();
   if (client instanceof WorkerClient) await client.ended;
 }
@@ -54,7 +54,7 @@ export async function end(client: AnyClient): Promise<void> {
  */
 export async function withClientOf(
   kind: ClientKind,
-  fn: (client: AnyClient) => Promise<void> | void,
+  fn: (client: ComputeClient<Transport>) => Promise<void> | void,
   options: ClientOptions = {},
 ): Promise<void> {
   const client = await clientOf(kind, options);
@@ -74,7 +74,7 @@ export async function withClientOf(
  */
 export function clientTest(
   name: string,
-  fn: (client: AnyClient, kind: ClientKind) => Promise<void> | void,
+  fn: (client: ComputeClient<Transport>, kind: ClientKind) => Promise<void> | void,
   options: ClientOptions = {},
 ): void {
   for (const kind of CLIENT_KINDS) {
@@ -82,9 +82,20 @@ export function clientTest(
   }
 }
 
+/**
+ * True for a client whose device runs in this process (not a `WorkerClient`):
+ * checks of internals a worker client cannot reach are made for it only.
+ *
+ * @param client The client.
+ * @returns Whether its server is in this process.
+ */
+export function inProcess(client: ComputeClient<Transport>): client is ComputeClient {
+  return !(client instanceof WorkerClient);
+}
+
 /** The server's counters, from either kind of client (a worker client asks in ring order). */
 export async function serverStats(
-  client: AnyClient,
+  client: ComputeClient<Transport>,
 ): Promise<{ pipelinesCompiled: number; bindGroupsCreated: number; graphCount: number }> {
   if (client instanceof WorkerClient) {
     return await client.connection.call({ method: "stats" }) as {
@@ -98,7 +109,7 @@ export async function serverStats(
 }
 
 /** The server's graph doors, from either kind of client (a worker client's connection stands in for its server). */
-export function graphDoors(client: AnyClient): {
+export function graphDoors(client: ComputeClient<Transport>): {
   replay(graph: number, stream: number): void;
   graphDestroy(graph: number, stream: number): void;
 } {
@@ -106,7 +117,7 @@ export function graphDoors(client: AnyClient): {
 }
 
 /** A stream's capture state (a worker client's as the main thread follows it). */
-export function captureState(client: AnyClient, stream: number): string {
+export function captureState(client: ComputeClient<Transport>, stream: number): string {
   return client instanceof WorkerClient
     ? client.connection.capture(stream).state
     : (client as ComputeClient).server.stream(stream).capture.state;

@@ -5,7 +5,7 @@
 
 import { type ClientOptions, type ComputeClient, createClient, defineKernel } from "../mod.ts";
 import type { Kernel } from "../mod.ts";
-import type { AnyClient } from "../server.ts";
+import type { Transport } from "../mod.ts";
 
 /**
  * True when `DENOGPU_TEST_FAST_READS=1`: `withClient` and the model test then
@@ -40,13 +40,19 @@ export function bytes(view: ArrayBufferView): Uint8Array {
 }
 
 /** Reads a handle as f32. */
-export async function readF32(client: AnyClient, h: Parameters<ComputeClient["read"]>[0]): Promise<Float32Array> {
+export async function readF32(
+  client: ComputeClient<Transport>,
+  h: Parameters<ComputeClient["read"]>[0],
+): Promise<Float32Array> {
   const b = await client.read(h);
   return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
 }
 
 /** Reads a handle as u32. */
-export async function readU32(client: AnyClient, h: Parameters<ComputeClient["read"]>[0]): Promise<Uint32Array> {
+export async function readU32(
+  client: ComputeClient<Transport>,
+  h: Parameters<ComputeClient["read"]>[0],
+): Promise<Uint32Array> {
   const b = await client.read(h);
   return new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4);
 }

@@ -11,7 +11,7 @@
  */
 
 import { defineKernel, type Handle } from "../mod.ts";
-import type { AnyClient } from "../server.ts";
+import type { ComputeClient, Transport } from "../mod.ts";
 import type { Kernel, KernelOptions } from "../mod.ts";
 
 /** Loop iterations one llvmpipe invocation runs, in total, before it is silently stopped. */
@@ -76,7 +76,7 @@ export function checkLoopBudget(k: LoopKernel, count: readonly number[], info?: 
  * @param info Info words.
  */
 export function launchWithinBudget(
-  client: AnyClient,
+  client: ComputeClient<Transport>,
   k: LoopKernel,
   count: readonly number[],
   buffers: readonly Handle[],

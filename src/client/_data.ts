@@ -1,46 +1,42 @@
 /**
  * The client's data path: allocating, uploading, reading (as bytes or as a
- * typed array), and tensor groups, on one stream of a server. The bodies of
+ * typed array), and tensor groups, on one stream of a device link (the
+ * server in process, or the connection to a Worker). The bodies of
  * `ComputeClient`'s data methods.
  *
  * @module
  */
 
-import { Handle } from "../contract/handle.ts";
+import type { Handle } from "../contract/handle.ts";
 import { checkCountWords, checkHandle, checkSize } from "../contract/handle_checks.ts";
 import { checkDescriptor } from "../contract/descriptors.ts";
-import { ManagedMemory } from "../contract/managed_memory.ts";
 import type { MemoryLayoutDescriptor } from "../contract/memory_types.ts";
 import type { CopyDescriptor } from "../contract/types.ts";
 import type { StreamId } from "../ids.ts";
-import type { WebGpuServer } from "../server/webgpu_server.ts";
+import type { DeviceLink } from "../contract/device_link.ts";
 import { type HostData, type Tensor, toBytes, type TypedArrayType } from "./client_types.ts";
 import { allocTensors, checkTensorEntries, planTensors } from "./_tensors.ts";
 import { describe } from "../_util/describe.ts";
 
-/** One stream of a server: where a client's calls go. */
+/** One stream of a device: where a client's calls go. */
 export interface Target {
-  /** The server. */
-  readonly server: WebGpuServer;
+  /** The device link. */
+  readonly link: DeviceLink;
   /** The stream. */
   readonly stream: StreamId;
 }
 
 /** Allocates `size` bytes on the target's stream (see `ComputeClient.empty`). */
 export function emptyOn(t: Target, size: number): Handle {
-  t.server.checkAlive();
-  checkSize(t.server, size, "empty");
-  const memory = new ManagedMemory(1, 1);
-  t.server.initializeMemory(memory, size, t.stream);
-  return new Handle(t.server, memory, t.stream, size);
+  t.link.checkAlive();
+  checkSize(t.link, size, "empty");
+  return t.link.allocate(size, t.stream, "storage");
 }
 
 /** Allocates an indirect count (see `ComputeClient.emptyCount`). */
 export function emptyCountOn(t: Target): Handle {
-  t.server.checkAlive();
-  const memory = new ManagedMemory(1, 1);
-  t.server.initializeMemory(memory, 12, t.stream, "count");
-  return new Handle(t.server, memory, t.stream, 12);
+  t.link.checkAlive();
+  return t.link.allocate(12, t.stream, "count");
 }
 
 /** The 12 bytes of an indirect count `[x, y, z]`, each checked to be a u32 (for `createCount`). */
@@ -57,7 +53,7 @@ export function countBytes(x: number, y: number, z: number): Uint8Array<ArrayBuf
 /** Allocates an indirect count holding `[x, y, z]` (see `ComputeClient.createCount`). */
 export function createCountOn(t: Target, x: number, y: number, z: number): Handle {
   const bytes = countBytes(x, y, z);
-  checkCountWords(bytes, t.server.properties.hardware.maxCubeCount[0], "createCount");
+  checkCountWords(bytes, t.link.properties.hardware.maxCubeCount[0], "createCount");
   const h = emptyCountOn(t);
   writeBytes(t, h, bytes);
   return h;
@@ -65,13 +61,12 @@ export function createCountOn(t: Target, x: number, y: number, z: number): Handl
 
 /** Writes `bytes` into `h`, then takes a lent staging view's buffer back unless told not to. */
 function writeBytes(t: Target, h: Handle, bytes: Uint8Array, recycle = true): void {
-  t.server.write([[{ binding: h, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], t.stream);
-  if (recycle) recycleStaging(t, bytes);
+  t.link.writeBytes(h, bytes, t.stream, recycle);
 }
 
 /** Takes a lent staging view's buffer back (detaching it); other bytes are left alone. */
 function recycleStaging(t: Target, bytes: Uint8Array): void {
-  const staging = t.server.hostStaging;
+  const staging = t.link.hostStaging;
   if (staging.owns(bytes)) staging.recycle(bytes);
 }
 
@@ -85,14 +80,14 @@ export function createOn(t: Target, data: HostData): Handle {
 
 /** Overwrites `handle` with exactly `sizeInUse` bytes (see `ComputeClient.write`). */
 export function writeOn(t: Target, handle: Handle, data: HostData): void {
-  t.server.checkAlive();
-  const h = checkHandle(t.server, handle, "write");
+  t.link.checkAlive();
+  const h = checkHandle(t.link.owner, handle, "write");
   const bytes = toBytes(data, "write");
   if (bytes.byteLength !== h.sizeInUse) {
     throw new RangeError(`write: ${bytes.byteLength} B given for memory ${h.memory.id} of ${h.sizeInUse} B`);
   }
   if (h.memory.count && h.offsetStart === 0) {
-    checkCountWords(bytes, t.server.properties.hardware.maxCubeCount[0], "write (an indirect count)");
+    checkCountWords(bytes, t.link.properties.hardware.maxCubeCount[0], "write (an indirect count)");
   }
   writeBytes(t, h, bytes);
 }
@@ -140,11 +135,11 @@ export function readManyOn<T>(
     let size = 1;
     const descriptors: CopyDescriptor[] = handles.map((h, i) => {
       const where = call === "read" ? "read" : `readMany[${i}]`;
-      const handle = checkHandle(t.server, h, where);
+      const handle = checkHandle(t.link.owner, h, where);
       size = elementSize(type, handle.sizeInUse, where);
       return { binding: handle, shape: [handle.sizeInUse], strides: [1], elemSize: 1 };
     });
-    return t.server.read(descriptors, t.stream).then((out) => out.map((b) => asTyped(b, type, size)));
+    return t.link.read(descriptors, t.stream).then((out) => out.map((b) => asTyped(b, type, size)));
   } catch (e) {
     return Promise.reject(e);
   }
@@ -153,10 +148,10 @@ export function readManyOn<T>(
 /** Reads a tensor with contiguous strides (see `ComputeClient.readTensor`). */
 export function readTensorOn<T>(t: Target, tensor: Tensor, type: TypedArrayType<T> | undefined): Promise<T> {
   try {
-    const h = checkHandle(t.server, tensor?.handle, "readTensor");
+    const h = checkHandle(t.link.owner, tensor?.handle, "readTensor");
     const descriptor = h.copyDescriptor(tensor.shape, tensor.strides, tensor.elemSize);
     const size = elementSize(type, checkDescriptor(descriptor, "readTensor"), "readTensor");
-    return t.server.read([descriptor], t.stream).then((out) => asTyped(out[0]!, type, size));
+    return t.link.read([descriptor], t.stream).then((out) => asTyped(out[0]!, type, size));
   } catch (e) {
     return Promise.reject(e);
   }
@@ -164,9 +159,9 @@ export function readTensorOn<T>(t: Target, tensor: Tensor, type: TypedArrayType<
 
 /** Allocates a group of tensors in one reservation (see `ComputeClient.emptyTensors`). */
 export function emptyTensorsOn(t: Target, descriptors: readonly MemoryLayoutDescriptor[]): Tensor[] {
-  t.server.checkAlive();
+  t.link.checkAlive();
   if (!Array.isArray(descriptors)) throw new TypeError("emptyTensors: descriptors must be an array");
-  return allocTensors((size) => emptyOn(t, size), descriptors, planTensors(t.server, descriptors, "emptyTensors"));
+  return allocTensors((size) => emptyOn(t, size), descriptors, planTensors(t.link, descriptors, "emptyTensors"));
 }
 
 /** Allocates a group of tensors in one reservation and writes each one's data (see `ComputeClient.createTensors`). */
@@ -174,8 +169,8 @@ export function createTensorsOn(
   t: Target,
   entries: readonly { descriptor: MemoryLayoutDescriptor; data: HostData }[],
 ): Tensor[] {
-  t.server.checkAlive();
-  const { bytes, descriptors, plan } = checkTensorEntries(t.server, entries);
+  t.link.checkAlive();
+  const { bytes, descriptors, plan } = checkTensorEntries(t.link, entries);
   const tensors = allocTensors((size) => emptyOn(t, size), descriptors, plan);
   // Every write first, then the staging views go back: entries may share one
   // view's buffer, and taking it back detaches every view over it.

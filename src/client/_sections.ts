@@ -8,9 +8,8 @@
 
 import type { ProfileDuration } from "../contract/types.ts";
 import type { GraphId, StreamId } from "../ids.ts";
-import type { WebGpuServer } from "../server/webgpu_server.ts";
+import type { DeviceLink } from "../contract/device_link.ts";
 import { TraceWriteError } from "../errors.ts";
-import { discardProfile } from "../stream/stream_profiles.ts";
 import { summarizeDispatches, writeChromeTrace } from "../profile/trace.ts";
 import type { ProfileOptions, ProfileResult } from "./client_types.ts";
 import { describe } from "../_util/describe.ts";
@@ -22,7 +21,7 @@ import { describe } from "../_util/describe.ts";
  * The trace is written last; when that fails, the measurements are carried
  * by the `TraceWriteError` (see `ComputeClient.profile`).
  *
- * @param server The server.
+ * @param link The device.
  * @param stream The stream.
  * @param fn The work to measure.
  * @param options `trace` writes a Chrome trace of the dispatches.
@@ -32,23 +31,23 @@ import { describe } from "../_util/describe.ts";
  * ran; its `profile` holds the result and the measurements.
  */
 export function profileSection<T>(
-  server: WebGpuServer,
+  link: DeviceLink,
   stream: StreamId,
   fn: () => T | Promise<T>,
   options: ProfileOptions,
 ): Promise<ProfileResult<T>> {
   const bad = badTraceOption(options);
   if (bad !== null) return Promise.reject(bad); // before `fn` runs: a refused call changes nothing
-  return server.exclusive(async () => {
-    const token = await server.startProfile(stream);
+  return link.exclusive(async () => {
+    const token = await link.startProfile(stream);
     let result: T;
     try {
       result = await fn();
     } catch (e) {
-      discardProfile(server.stream(token.stream), token);
+      link.discardProfile(stream, token);
       throw e;
     }
-    return measuredProfile(result, await server.endProfile(stream, token), options);
+    return measuredProfile(result, await link.endProfile(stream, token), options);
   });
 }
 
@@ -101,23 +100,25 @@ export async function measuredProfile<T>(
 
 /**
  * Captures `fn` on `stream`: arms capture, runs `fn` as the warm-up, then
- * again while recording. An exception disarms the capture and is re-raised.
+ * again while recording, and stores the graph only when both runs launched
+ * the same work. An exception disarms the capture and is re-raised.
  *
- * @param server The server.
+ * @param link The device.
  * @param stream The stream.
  * @param fn The work to capture.
  * @returns The id of the captured graph.
- * @throws {GraphStateError} For a capture already under way on the stream.
+ * @throws {GraphStateError} For a capture already under way on the stream, or
+ * a recording whose launches differ from the warm-up's.
  */
-export async function captureSection(server: WebGpuServer, stream: StreamId, fn: () => unknown): Promise<GraphId> {
-  server.graphPrepare(stream);
+export async function captureSection(link: DeviceLink, stream: StreamId, fn: () => unknown): Promise<GraphId> {
+  link.graphPrepare(stream);
   try {
     await fn();
-    await server.beginCapture(stream);
+    await link.beginCapture(stream);
     await fn();
   } catch (e) {
-    if (server.stream(stream).capture.armed) server.graphAbort(stream);
+    if (link.captureState(stream) !== "none") link.graphAbort(stream);
     throw e;
   }
-  return await server.endCapture(stream, true);
+  return await link.endCapture(stream, true);
 }

@@ -6,7 +6,16 @@
 
 import type { KernelSummary } from "../profile/trace.ts";
 import type { Handle } from "../contract/handle.ts";
-import type { CubeCount, LaunchMode, ProfileDuration, ProfileTicks } from "../contract/types.ts";
+import type {
+  CollectiveOptions,
+  CubeCount,
+  ElemType,
+  LaunchMode,
+  ProfileDuration,
+  ProfileTicks,
+  ReduceOperation,
+} from "../contract/types.ts";
+import type { LogicalDevice } from "../collective/device_ids.ts";
 import type { DispatchTiming } from "../contract/types.ts";
 
 /** Host bytes accepted by `create` and `write`. */
@@ -100,4 +109,18 @@ export function toBytes(data: HostData, where: string): Uint8Array {
   if (raw instanceof Uint8Array) return raw;
   if (ArrayBuffer.isView(raw)) return new Uint8Array(buffer, raw.byteOffset, raw.byteLength);
   return new Uint8Array(buffer);
+}
+
+/** Options of `ComputeClient.allReduce`: the element type, the reduction and the participants, with a timeout and abort signal. */
+export interface AllReduceOptions extends CollectiveOptions {
+  /** Element type: `f32`, `i32`, `u32` or `f16`; the element count is the byte count over its size. */
+  dtype: ElemType;
+  /** The reduction. @default "sum" */
+  op?: ReduceOperation;
+  /**
+   * The participants, this device among them, each once: logical indices, or
+   * `{ kind, index }` (e.g. `existing` devices). Every participant names the
+   * same set; a device named twice is refused at the call (`RangeError`).
+   */
+  devices: readonly (number | LogicalDevice)[];
 }

@@ -1,10 +1,12 @@
 /**
- * `ComputeClient`: the door users hold. It turns user forms (host data,
- * handles, counts) into the contract's, owns the handles' reference counts,
- * and routes every call to its stream on the server, where the arguments are
- * checked by the contract's checks (`src/contract/`), whichever entry a call
- * comes through. Its memory half is `MemoryClient`; the sections' bodies
- * (profiles, captures) live in `_sections.ts`.
+ * `ComputeClient`: the door users hold, over a device link (`DeviceLink`):
+ * the server in this process, or the connection to a server in a Worker.
+ * It turns user forms (host data, handles, counts) into the contract's, owns
+ * the handles' reference counts, and routes every call to its stream on the
+ * link, where the arguments are checked by the contract's checks
+ * (`src/contract/`), whichever entry a call comes through. The bodies of its
+ * data, section and collective calls live in `_data.ts`, `_sections.ts` and
+ * `_collectives.ts`.
  *
  * @module
  */
@@ -12,26 +14,93 @@
 import type { ProfilingToken, StreamId } from "../ids.ts";
 import { Handle } from "../contract/handle.ts";
 import type { Kernel } from "../contract/kernel.ts";
+import type { DeviceLink, LinkLauncher } from "../contract/device_link.ts";
 import { badCountForm } from "../contract/launch_checks.ts";
-import type { BufferBinding, CubeCount, InfoWords, LaunchMode, ProfileDuration } from "../contract/types.ts";
-import { ServerError } from "../errors.ts";
-import { captureSection, profileSection } from "./_sections.ts";
-import { CollectiveClient } from "./collective_client.ts";
-import type { ProfileOptions, ProfileResult } from "./client_types.ts";
-import { Graph } from "./graph_handle.ts";
-import type { LaunchPath } from "../server/launch_path.ts";
+import { checkHandle } from "../contract/handle_checks.ts";
+import type {
+  MemoryAllocationMode,
+  MemoryConfiguration,
+  MemoryLayoutDescriptor,
+  MemoryReport,
+  MemoryUsage,
+} from "../contract/memory_types.ts";
+import type {
+  BufferBinding,
+  CollectiveOptions,
+  CubeCount,
+  DeviceProperties,
+  InfoWords,
+  LaunchMode,
+  ManagedResource,
+  ProfileDuration,
+} from "../contract/types.ts";
+import { ServerError, UnsupportedError } from "../errors.ts";
+import { checkStreamId } from "../ids.ts";
+import { type LogicalDevice, toLogicalDevice } from "../collective/device_ids.ts";
+import { WebGpuServer } from "../server/webgpu_server.ts";
 import type { JsonValue, TunableSet } from "../tune/tunable_set.ts";
 import type { TuneOptions } from "../tune/tuner.ts";
 import type { TuneMeasurer } from "../tune/measurer.ts";
 import { profileMeasurer } from "../tune/profile_measurer.ts";
-import type { WebGpuServer } from "../server/webgpu_server.ts";
+import {
+  createCountOn,
+  createOn,
+  createTensorsOn,
+  emptyCountOn,
+  emptyOn,
+  emptyTensorsOn,
+  readManyOn,
+  readTensorOn,
+  writeOn,
+} from "./_data.ts";
+import { allReduceOn, recvOn, sendOn } from "./_collectives.ts";
+import { captureSection, profileSection } from "./_sections.ts";
+import type {
+  AllReduceOptions,
+  HostData,
+  ProfileOptions,
+  ProfileResult,
+  Tensor,
+  TypedArrayType,
+} from "./client_types.ts";
+import { Graph } from "./graph_handle.ts";
+
+/** Where a client's device runs: in this process, or in a Worker of its own. */
+export type Transport = "in-process" | "worker";
 
 /**
- * The client of one device, bound to one stream: launches,
- * synchronisation, profiles and graphs, and (from `MemoryClient` and
- * `CollectiveClient`) memory, transfers and collectives. Make one with
- * `createClient()`; `onStream(id)` gives a client of the same device on
- * another stream.
+ * What a call that a Worker can only answer later returns: the value in
+ * process, a promise of it through a Worker (`await` works on both).
+ */
+export type Answer<T extends Transport, V> = T extends "in-process" ? V : Promise<V>;
+
+/**
+ * The client of one device, bound to one stream: memory, transfers,
+ * launches, synchronisation, profiles, graphs, autotune and collectives.
+ * Make one with `createClient()`; `onStream(id)` gives a client of the same
+ * device on another stream.
+ *
+ * The device runs in this process, or, with `createClient({ worker: true })`,
+ * in a Worker of its own (a `WorkerClient`), whose device waits never block
+ * this thread. Every method has the same semantics, ordering and errors on
+ * both; what differs is a property of the transport:
+ *
+ * | call | in process | through a Worker |
+ * |---|---|---|
+ * | `memoryUsage()`, `memoryReport()` | the value | a promise (the pools live in the Worker) |
+ * | `installMemoryPools(c)` | throws `pools-in-use` at once | a promise that rejects with it (a bad layout still throws at the call) |
+ * | `endProfile(t)` | resolves at once; its ticks settle later | resolves once the ticks are known |
+ * | `getResource(h)` | the `GPUBuffer` range | throws `UnsupportedError`: GPU objects cannot cross threads |
+ * | `empty(n)` when no pool can serve it | throws `IoError` | the `IoError` is raised by the next `flush`, `sync` or `read` |
+ * | `allReduce` | reduces on the host or the device | on the host: `reduceOn: "device"` is refused at the call |
+ * | `server` | the `WebGpuServer` | throws `UnsupportedError`: the server is in the Worker |
+ * | `destroy()` | destroys the device | the Worker destroys it after the commands already queued, then closes (`ended`) |
+ *
+ * The type parameter says which: `ComputeClient` (in process) and
+ * `WorkerClient` (`ComputeClient<"worker">`); code written for either takes a
+ * `ComputeClient<Transport>` and awaits the calls of the first rows.
+ *
+ * A live worker client keeps the process alive: destroy it, or use `await using`.
  *
  * @example Write, launch, read
  * ```ts
@@ -48,22 +117,59 @@ import type { WebGpuServer } from "../server/webgpu_server.ts";
  * console.log(await client.read(x, Float32Array)); // Float32Array(4) [2, 4, 6, 8]
  * ```
  */
-export class ComputeClient extends CollectiveClient implements Disposable, AsyncDisposable {
-  /** The server's launch path, called directly: every argument is checked at its door. */
-  #launch: LaunchPath;
+export class ComputeClient<T extends Transport = "in-process"> implements Disposable, AsyncDisposable {
+  /** @ignore The device link every call goes to (shared by the clients of every stream). */
+  readonly link: DeviceLink;
+  /** The stream every call of this client targets. */
+  readonly stream: StreamId;
+  /** The link's launch path, called directly: every argument is checked at its door. */
+  #launch: LinkLauncher;
   /** Measures autotune rounds on this client's stream (made on first use). */
   #measurer: TuneMeasurer | null = null;
 
   /**
    * Internal: use `createClient()`.
    *
-   * @param server The server.
+   * @param link The device link.
    * @param stream The stream of this client.
    * @throws {RangeError} When the stream id is not a non-negative safe integer.
    */
-  constructor(server: WebGpuServer, stream: StreamId = 0) {
-    super(server, stream);
-    this.#launch = server.launchPath;
+  constructor(link: DeviceLink, stream: StreamId = 0) {
+    checkStreamId(stream, "ComputeClient");
+    this.link = link;
+    this.stream = stream;
+    this.#launch = link.launchPath;
+  }
+
+  /**
+   * The server behind the client (shared by every client of `onStream`); see `@denogpu/runtime/server`.
+   *
+   * @throws {UnsupportedError} For a client whose device lives in a Worker.
+   */
+  get server(): WebGpuServer {
+    if (this.link instanceof WebGpuServer) return this.link;
+    throw new UnsupportedError("server: a worker client's server lives in its Worker");
+  }
+
+  /** Device properties: limits, features, identity (no round trip). */
+  get properties(): DeviceProperties {
+    return this.link.properties;
+  }
+
+  /**
+   * True while fast reads are on: asked for with `createClient({ fastReads:
+   * true })`, on a Deno where they were verified, with the start-up self-test
+   * passed, and no early read failed since. When false, reads and syncs take
+   * the spec path (each waits Deno's fixed 10 ms); `server.fastReadsReason`
+   * says why.
+   */
+  get fastReads(): boolean {
+    return this.link.fastReads;
+  }
+
+  /** The device: its kind and its logical index (`createClient({ deviceIndex })`). */
+  get deviceId(): LogicalDevice {
+    return toLogicalDevice(this.link.deviceId);
   }
 
   /**
@@ -74,8 +180,222 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
    * @returns The client.
    * @throws {RangeError} When the id is not a non-negative safe integer.
    */
-  onStream(stream: StreamId): ComputeClient {
-    return new ComputeClient(this.server, stream);
+  onStream(stream: StreamId): ComputeClient<T> {
+    return new ComputeClient<T>(this.link, stream);
+  }
+
+  /**
+   * Allocates `size` bytes (0 is allowed). Contents are unspecified: a reused
+   * slice keeps stale bytes.
+   *
+   * @param size Bytes.
+   * @returns A handle owning one reference.
+   * @throws {RangeError} When the size is not a non-negative integer.
+   * @throws {ResourceLimitError} When it exceeds `maxBufferSize`.
+   * @throws {IoError} When no pool can serve it.
+   */
+  empty(size: number): Handle {
+    return emptyOn(this, size);
+  }
+
+  /**
+   * Allocates memory holding a copy of `data`, visible to all later work.
+   *
+   * @param data The bytes (a lent staging view goes back to the pool).
+   * @returns A handle owning one reference.
+   * @throws {TypeError} When `data` is not an ArrayBuffer or a view, or is detached.
+   */
+  create(data: HostData): Handle {
+    return createOn(this, data);
+  }
+
+  /**
+   * Allocates an indirect workgroup count holding `[x, y, z]`, for
+   * `launch(kernel, count, ...)`. Counts live on pages of their own, never
+   * shared with a launch's storage bindings, so an indirect dispatch reads
+   * them in place; write them with `write`, or from a kernel that binds the
+   * count as storage (in a launch of its own).
+   *
+   * @param x Workgroups along x.
+   * @param y Workgroups along y.
+   * @param z Workgroups along z.
+   * @returns A 12-byte handle owning one reference.
+   * @throws {RangeError} When a count is not an integer in `[0, 2^32)`.
+   * @throws {ResourceLimitError} When a count exceeds `maxComputeWorkgroupsPerDimension`
+   * (WebGPU would skip the dispatch without an error); `write` into a count checks the same.
+   */
+  createCount(x = 1, y = 1, z = 1): Handle {
+    return createCountOn(this, x, y, z);
+  }
+
+  /**
+   * Allocates an indirect workgroup count with unspecified contents (a kernel
+   * writes it); see `createCount`. A count a kernel writes is not checked:
+   * WebGPU skips, without an error, an indirect dispatch whose count exceeds
+   * `maxComputeWorkgroupsPerDimension`.
+   *
+   * @returns A 12-byte handle owning one reference.
+   */
+  emptyCount(): Handle {
+    return emptyCountOn(this);
+  }
+
+  /**
+   * Overwrites `handle`'s memory with `data`, ordered after every launch already queued.
+   *
+   * @param handle The destination.
+   * @param data Exactly `handle.sizeInUse` bytes.
+   * @throws {RangeError} When the byte length differs from `handle.sizeInUse`.
+   */
+  write(handle: Handle, data: HostData): void {
+    writeOn(this, handle, data);
+  }
+
+  /**
+   * Reads `handle`'s bytes, or its elements as `type`. Reads requested in the
+   * same tick share one device wait.
+   *
+   * @param handle The memory.
+   * @param type A typed array constructor, e.g. `Float32Array`; bytes when omitted.
+   * @returns Exactly `sizeInUse` bytes; rejects with `ServerUnhealthyError` when the stream had queued errors.
+   * @throws {RangeError} When the bytes are not a whole number of `type`'s elements (before anything is read).
+   */
+  async read<T = Uint8Array<ArrayBuffer>>(handle: Handle, type?: TypedArrayType<T>): Promise<T> {
+    return (await readManyOn(this, [handle], type, "read"))[0]!;
+  }
+
+  /**
+   * Reads several handles with one copy batch and one device wait.
+   *
+   * @param handles The memory.
+   * @param type A typed array constructor for every result; bytes when omitted.
+   * @returns Their contents, in order.
+   */
+  readMany<T = Uint8Array<ArrayBuffer>>(handles: readonly Handle[], type?: TypedArrayType<T>): Promise<T[]> {
+    return readManyOn(this, handles, type);
+  }
+
+  /**
+   * Allocates a group of tensors in one reservation, laid out contiguously at aligned offsets.
+   *
+   * @param descriptors Shape and element size of each tensor.
+   * @returns One tensor per descriptor; release each handle when done.
+   */
+  emptyTensors(descriptors: readonly MemoryLayoutDescriptor[]): Tensor[] {
+    return emptyTensorsOn(this, descriptors);
+  }
+
+  /**
+   * Allocates a group of tensors in one reservation and writes each one's
+   * data; every argument is checked before anything is allocated.
+   *
+   * @param entries Each tensor's descriptor and bytes (exactly `product(shape) × elemSize`).
+   * @returns One tensor per entry.
+   * @throws {RangeError} When a data length does not match its shape.
+   */
+  createTensors(entries: readonly { descriptor: MemoryLayoutDescriptor; data: HostData }[]): Tensor[] {
+    return createTensorsOn(this, entries);
+  }
+
+  /**
+   * Reads a tensor (contiguous strides only).
+   *
+   * @param tensor The tensor.
+   * @param type A typed array constructor; bytes when omitted.
+   * @returns Exactly `product(shape) × elemSize` bytes; rejects with `IoError` `unsupported-strides` for other strides.
+   */
+  readTensor<T = Uint8Array<ArrayBuffer>>(tensor: Tensor, type?: TypedArrayType<T>): Promise<T> {
+    return readTensorOn(this, tensor, type);
+  }
+
+  /**
+   * Lends reusable host memory for uploads: fill a view (all of it: its bytes
+   * are unspecified) and pass it to `write` or `create`, which hands its
+   * buffer back, so repeated uploads allocate nothing.
+   *
+   * @param sizes Bytes of each view.
+   * @returns One view per size.
+   * @throws {RangeError} {ResourceLimitError} For a size that is not a byte count, or above `maxBufferSize`.
+   */
+  staging(sizes: readonly number[]): Uint8Array[] {
+    return this.link.staging(sizes, this.stream);
+  }
+
+  /**
+   * Runs `fn` as a dry run: launches compile but dispatch nothing, and new
+   * pages get no device memory until first used. Windows nest.
+   *
+   * @param fn The work to rehearse.
+   * @returns What `fn` returns; rejects with `DeviceLostError` once the device is gone.
+   */
+  async dryRun<T>(fn: () => T | Promise<T>): Promise<T> {
+    this.link.checkAlive();
+    this.link.dryRunDepth(1);
+    try {
+      return await fn();
+    } finally {
+      this.link.dryRunDepth(-1);
+    }
+  }
+
+  /**
+   * Memory usage of the device, summed over every stream.
+   *
+   * @returns The usage (see `formatMemoryUsage`); a promise through a Worker, whose pools live there.
+   */
+  memoryUsage(): Answer<T, MemoryUsage> {
+    return this.link.deviceUsage() as Answer<T, MemoryUsage>;
+  }
+
+  /**
+   * The pools of this client's stream, in routing order, with their shapes and high-water marks.
+   *
+   * @returns The report (see `formatMemoryReport`); a promise through a Worker, whose pools live there.
+   */
+  memoryReport(): Answer<T, MemoryReport> {
+    return this.link.memoryReport(this.stream) as Answer<T, MemoryReport>;
+  }
+
+  /** Frees every fully free page (and idle staging buffers) on every stream. */
+  memoryCleanup(): void {
+    this.link.cleanup();
+  }
+
+  /**
+   * Opens (`persistent`) or closes (`auto`) a window whose allocations go to
+   * the persistent pool (exact-size reuse, for weights); windows nest.
+   *
+   * @param mode The mode.
+   */
+  allocationMode(mode: MemoryAllocationMode): void {
+    this.link.allocationMode(mode, this.stream);
+  }
+
+  /**
+   * Installs a pool layout on this stream (only while nothing is live in its
+   * pools) and for streams created later.
+   *
+   * @param config The layout.
+   * @returns Nothing in process, where it throws `pools-in-use` at once; a
+   * promise through a Worker (only the Worker knows whether its pools hold live
+   * memory), which rejects with it.
+   * @throws {InstallMemoryPoolsError} `pools-in-use` (in process).
+   * @throws {PoolConfigError} For an invalid layout.
+   */
+  installMemoryPools(config: MemoryConfiguration): Answer<T, void> {
+    return this.link.installMemoryPools(config, this.stream) as Answer<T, void>;
+  }
+
+  /**
+   * The raw `GPUBuffer` range behind a handle, for other WebGPU code on the
+   * same device; queued work on it is submitted first.
+   *
+   * @param handle The memory.
+   * @returns The range; `release()` it when done.
+   * @throws {UnsupportedError} Through a Worker: GPU objects cannot cross threads.
+   */
+  getResource(handle: Handle): ManagedResource {
+    return this.link.getResource(checkHandle(this.link.owner, handle, "getResource"), this.stream);
   }
 
   /**
@@ -96,8 +416,8 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
     info?: InfoWords,
     options?: { mode?: LaunchMode },
   ): void {
-    // The count is taken apart here and in WorkerClient.launch alike: a shared helper filling a scratch object
-    // read 3-6% slower per launch on the H200 (bench/RESULTS.md, run 31).
+    // The count is taken apart inline: a shared helper filling a scratch object read 3-6% slower per launch
+    // on the H200 (bench/RESULTS.md, run 31).
     let x = 1;
     let y = 1;
     let z = 1;
@@ -122,7 +442,7 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
     } else {
       badCountForm(kernel, count);
     }
-    // Every argument is checked once, at the server's door (contract/launch_checks.ts).
+    // Every argument is checked once, at the link's door (contract/launch_checks.ts).
     const mode = options === undefined ? "execute" : options.mode ?? "execute";
     this.#launch.launch(kernel, buffers, info ?? null, x, y, z, indirect, mode, this.stream, false);
   }
@@ -133,7 +453,7 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
    * @returns Rejects with `ServerUnhealthyError` when errors were queued.
    */
   flush(): Promise<void> {
-    return this.server.flush(this.stream);
+    return this.link.flush(this.stream);
   }
 
   /**
@@ -142,12 +462,8 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
    * @returns Rejects with `ServerUnhealthyError` when errors were queued.
    */
   async sync(): Promise<void> {
-    await this.server.sync(this.stream);
-    const logger = this.server.logger();
-    if (logger.profiling !== "disabled") {
-      const summary = logger.profileSummary();
-      if (summary) logger.log("profile", summary);
-    }
+    await this.link.sync(this.stream);
+    this.link.profileSummary();
   }
 
   /**
@@ -159,7 +475,7 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
    */
   async exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
     try {
-      return await this.server.exclusive(fn);
+      return await this.link.exclusive(fn);
     } catch (e) {
       if (e instanceof ServerError) throw e;
       const message = e instanceof Error ? e.message : String(e);
@@ -173,17 +489,17 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
    * @returns A token for `endProfile`.
    */
   startProfile(): Promise<ProfilingToken> {
-    return this.server.startProfile(this.stream);
+    return this.link.startProfile(this.stream);
   }
 
   /**
    * Closes a profile opened by `startProfile`.
    *
    * @param token The token.
-   * @returns The duration; rejects with `ProfileError` for an unknown or ended token.
+   * @returns The duration (through a Worker, once its ticks are known); rejects with `ProfileError` for an unknown or ended token.
    */
   endProfile(token: ProfilingToken): Promise<ProfileDuration> {
-    return this.server.endProfile(this.stream, token);
+    return this.link.endProfile(this.stream, token);
   }
 
   /**
@@ -198,7 +514,7 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
    * @throws {TraceWriteError} When the trace could not be written, after `fn` ran.
    */
   profile<T>(fn: () => T | Promise<T>, options: ProfileOptions = {}): Promise<ProfileResult<T>> {
-    return profileSection(this.server, this.stream, fn, options);
+    return profileSection(this.link, this.stream, fn, options);
   }
 
   /**
@@ -208,7 +524,7 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
    * @throws {GraphStateError} When already armed or recording, or inside a dry run.
    */
   graphPrepare(): void {
-    this.server.graphPrepare(this.stream);
+    this.link.graphPrepare(this.stream);
   }
 
   /**
@@ -217,7 +533,7 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
    * @returns Resolves once recording has started; rejects with the warm-up's queued errors.
    */
   beginCapture(): Promise<void> {
-    return this.server.beginCapture(this.stream);
+    return this.link.beginCapture(this.stream);
   }
 
   /**
@@ -226,18 +542,21 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
    * @returns The graph recorded since `beginCapture`.
    */
   async endCapture(): Promise<Graph> {
-    return new Graph(this.server, this.stream, await this.server.endCapture(this.stream));
+    return new Graph(this.link, this.stream, await this.link.endCapture(this.stream, false));
   }
 
   /**
    * Captures `fn` as a graph: runs it once as a warm-up, then again while
    * recording. The graph keeps every buffer it recorded until destroyed.
    *
-   * @param fn The work to capture (the same launches both times).
+   * @param fn The work to capture: it must launch the same kernels, with the
+   * same counts and argument counts, both times (the graph replays the second
+   * run); otherwise the capture fails with `GraphStateError` naming the first
+   * difference, and no graph is stored.
    * @returns The graph; `replay()` it, and `destroy()` it when done.
    */
   async capture(fn: () => unknown): Promise<Graph> {
-    return new Graph(this.server, this.stream, await captureSection(this.server, this.stream, fn));
+    return new Graph(this.link, this.stream, await captureSection(this.link, this.stream, fn));
   }
 
   /**
@@ -260,16 +579,131 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
     options: TuneOptions = {},
   ): Promise<Out> {
     this.#measurer ??= profileMeasurer(this);
-    return this.server.tuner.tune(set, input, { ...options, measurer: this.#measurer });
+    return this.link.tuner.tune(set, input, { ...options, measurer: this.#measurer }) as Promise<Out>;
+  }
+
+  /**
+   * Reduces `src` over every device of `devices` into `dst` (CubeCL's
+   * `all_reduce`). Every participant makes the same call: the sorted set
+   * names the communicator, and each device's `n`-th collective on it joins
+   * slot `n`. The source is read as the work queued before the call left it;
+   * `dst` holds the result once the returned promise resolves (work issued
+   * after that, or after `syncCollective()`, sees it). Until then, leave
+   * `dst` alone. Like a `read`, reading the source raises the errors queued
+   * on the stream before the call: the collective then fails with
+   * `device-error`, their `ServerUnhealthyError` as its cause.
+   *
+   * Collectives are queued, not awaited: each call returns at once with a
+   * promise (marked handled, so ignoring it is safe), and `syncCollective()`
+   * waits for every collective this device called before it. In one thread,
+   * make every device's calls first and await afterwards: a device's
+   * collective completes only once every participant has called it.
+   *
+   * @example All-reduce over two devices in one thread
+   * ```ts
+   * import { closeDevices, createClient } from "@denogpu/runtime";
+   *
+   * const clients = [await createClient({ deviceIndex: 0 }), await createClient({ deviceIndex: 1 })];
+   * const xs = clients.map((c, i) => c.create(new Float32Array([i + 1, 10 * (i + 1)])));
+   * clients.forEach((c, i) => c.allReduce(xs[i]!, xs[i]!, { dtype: "f32", op: "sum", devices: [0, 1] }));
+   * await Promise.all(clients.map((c) => c.syncCollective()));
+   * console.log(await clients[1]!.read(xs[1]!, Float32Array)); // Float32Array(2) [3, 30]
+   * await closeDevices();
+   * ```
+   *
+   * @param src The memory reduced.
+   * @param dst Where the result goes, as long as `src` (may be `src`).
+   * @param options Element type, reduction, participants; timeout, abort signal, where to reduce.
+   * @returns Resolves once `dst` holds the result; rejects with `CollectiveError` (also reported by `syncCollective`).
+   * @throws {TypeError} {RangeError} For a bad handle, element type, reduction or size, or a device named twice
+   * in `devices`, before anything is queued.
+   * @throws {CollectiveError} `unknown-device` or `not-a-participant`, at once.
+   */
+  allReduce(src: Handle, dst: Handle, options: AllReduceOptions): Promise<void> {
+    return allReduceOn(this, src, dst, options);
+  }
+
+  /**
+   * Waits for every collective this device called before it (all-reduces,
+   * sends, receives); work issued after it resolves sees their results
+   * (CubeCL's `sync_collective`).
+   *
+   * @returns Rejects with the earliest `CollectiveError` not yet reported by a `syncCollective`.
+   */
+  syncCollective(): Promise<void> {
+    return this.link.syncCollective(this.stream);
+  }
+
+  /**
+   * Sends `handle`'s bytes to device `to`, which takes them with `recv` (its
+   * `n`-th receive from this device meets this device's `n`-th send to it).
+   *
+   * @param handle The memory sent, read as the work queued before the call left it.
+   * @param to The receiving device: a logical index or `{ kind, index }`.
+   * @param options Timeout and abort signal.
+   * @returns Resolves once the receiver has written the bytes; rejects with `CollectiveError`.
+   * @throws {TypeError} {RangeError} {CollectiveError} For a bad handle or device, at once.
+   */
+  send(handle: Handle, to: number | LogicalDevice, options: CollectiveOptions = {}): Promise<void> {
+    return sendOn(this, handle, to, options);
+  }
+
+  /**
+   * Receives the bytes device `from` sends into `handle`, which must be as
+   * long as what is sent.
+   *
+   * @param handle Where the bytes go; leave it alone until the promise resolves.
+   * @param from The sending device: a logical index or `{ kind, index }`.
+   * @param options Timeout and abort signal.
+   * @returns Resolves once the bytes are written (work issued after it sees them); rejects with `CollectiveError`.
+   * @throws {TypeError} {RangeError} {CollectiveError} For a bad handle or device, at once.
+   */
+  recv(handle: Handle, from: number | LogicalDevice, options: CollectiveOptions = {}): Promise<void> {
+    return recvOn(this, handle, from, options);
+  }
+
+  /**
+   * Copies `handle` to another client's device through the host (CubeCL's
+   * `to_client`): read here, then written there in chunks of a few MiB.
+   *
+   * @example Copy between two devices
+   * ```ts
+   * import { closeDevices, createClient } from "@denogpu/runtime";
+   *
+   * const a = await createClient({ deviceIndex: 0 });
+   * const b = await createClient({ deviceIndex: 1 });
+   * const x = a.create(new Float32Array([0, 1, 2, 3, 4, 5]));
+   * const y = await a.toClient(x, b);
+   * console.log(await b.read(y, Float32Array)); // Float32Array(6) [0, 1, 2, 3, 4, 5]
+   * await closeDevices();
+   * ```
+   *
+   * @param handle The memory, read as the work queued before the call left it.
+   * @param other The client receiving the copy: of any device, this one
+   * included, or any client with `create` (a client hosted in a Worker).
+   * @returns A new handle of `other` holding the bytes; work issued on it afterwards sees them.
+   */
+  async toClient(handle: Handle, other: { create(data: HostData): Handle }): Promise<Handle> {
+    if (typeof other?.create !== "function") throw new TypeError("toClient: other must be a client");
+    const bytes = await this.read(checkHandle(this.link.owner, handle, "toClient"));
+    return other.create(bytes);
   }
 
   /**
    * Submits queued work and destroys the device the client created (a device
    * passed in with `createClient({ device })` stays usable). Later calls
-   * throw `DeviceLostError`.
+   * throw, and pending calls reject with, `DeviceLostError`. Through a
+   * Worker, the device is destroyed there after the commands already queued,
+   * then the Worker closes itself (`ended` resolves then); the process waits
+   * for its thread at its end.
    */
   destroy(): void {
-    this.server.destroy();
+    this.link.destroy();
+  }
+
+  /** Resolves once the device is destroyed (through a Worker: once the Worker has destroyed it and closed itself). */
+  get ended(): Promise<void> {
+    return this.link.ended;
   }
 
   /** Same as `destroy()`, so `using client = await createClient()` works (queued work is not waited for). */
@@ -284,11 +718,11 @@ export class ComputeClient extends CollectiveClient implements Disposable, Async
    * @returns Rejects with what `sync()` rejected with.
    */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (this.server.closed) return;
     try {
-      await this.sync();
+      if (!this.link.closed) await this.sync();
     } finally {
       this.destroy();
+      await this.ended;
     }
   }
 }

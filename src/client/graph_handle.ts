@@ -6,7 +6,7 @@
 
 import type { CapturedGraph } from "../graph/graph.ts";
 import type { GraphId, StreamId } from "../ids.ts";
-import type { WebGpuServer } from "../server/webgpu_server.ts";
+import type { DeviceLink } from "../contract/device_link.ts";
 import type { Stream } from "../stream/stream.ts";
 
 /**
@@ -44,20 +44,20 @@ export class Graph implements Disposable {
   readonly id: GraphId;
   /** The stream it was captured on. */
   readonly stream: StreamId;
-  #server: Pick<WebGpuServer, "closed" | "replay" | "capturedGraph" | "graphDestroy">;
+  #server: Pick<DeviceLink, "closed" | "replay" | "capturedGraph" | "graphDestroy">;
   #destroyed = false;
   #captured: CapturedGraph | null = null;
   #target: Stream | null = null;
 
   /**
-   * Internal: made by `ComputeClient.capture` and `endCapture` (and a `WorkerClient`'s).
+   * Internal: made by `ComputeClient.capture` and `endCapture`.
    *
-   * @param server The server holding the graph (a worker client's connection stands in for it).
+   * @param server The device link holding the graph.
    * @param stream The capture stream.
    * @param id The graph's id.
    */
   constructor(
-    server: Pick<WebGpuServer, "closed" | "replay" | "capturedGraph" | "graphDestroy">,
+    server: Pick<DeviceLink, "closed" | "replay" | "capturedGraph" | "graphDestroy">,
     stream: StreamId,
     id: GraphId,
   ) {
@@ -84,7 +84,8 @@ export class Graph implements Disposable {
       return;
     }
     this.#server.replay(this.id, this.stream);
-    const found = this.#server.capturedGraph(this.id);
+    // In process, the server hands the graph and its stream over for the fast path; through a Worker, nothing.
+    const found = this.#server.capturedGraph(this.id) as { graph: CapturedGraph; stream: Stream } | undefined;
     this.#captured = found?.graph ?? null;
     this.#target = found?.stream ?? null;
   }

@@ -10,12 +10,16 @@ import { slotOf } from "../_util/slot.ts";
 import { DeviceLostError, DeviceValidationError } from "../errors.ts";
 import { checkStreamId, type GraphId, type ProfilingToken, type StreamId } from "../ids.ts";
 import type { ServerLogger } from "../logger.ts";
-import type { ManagedMemory } from "../contract/managed_memory.ts";
+import { ManagedMemory } from "../contract/managed_memory.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
 import type { Stream } from "../stream/stream.ts";
 import type { CapturedGraph } from "../graph/graph.ts";
 import { ExclusiveLock } from "../_util/exclusive_lock.ts";
 import type { ComputeServer, ServerUtilities } from "../contract/compute_server.ts";
+import type { DeviceLink } from "../contract/device_link.ts";
+import { Handle } from "../contract/handle.ts";
+import { combineUsage } from "../memory/memory_usage.ts";
+import { discardProfile } from "../stream/stream_profiles.ts";
 import { acquireDevice } from "./device.ts";
 import type { LaunchPath } from "./launch_path.ts";
 import type { Tuner } from "../tune/tuner.ts";
@@ -60,7 +64,7 @@ import type { Kernel } from "../contract/kernel.ts";
  * memory.drop(); // the user reference: the slice can be reused
  * ```
  */
-export class WebGpuServer implements ComputeServer {
+export class WebGpuServer implements ComputeServer, DeviceLink {
   /** The device. */
   readonly device: GPUDevice;
   #ctx: DeviceContext;
@@ -77,6 +81,7 @@ export class WebGpuServer implements ComputeServer {
   #unwatch: () => void;
   /** The device's identity and collectives. */
   #comm: ServerCollectives;
+  #ended = Promise.withResolvers<void>();
 
   private constructor(
     device: GPUDevice,
@@ -379,7 +384,66 @@ export class WebGpuServer implements ComputeServer {
   recv: ComputeServer["recv"] = (...args) => this.#comm.recv(...args);
   syncCollective: ComputeServer["syncCollective"] = (stream) => this.#comm.syncCollective(stream);
 
+  // DeviceLink: what a client needs besides the contract's calls.
+
+  /** What handles belong to: this server. */
+  get owner(): object {
+    return this;
+  }
+
+  /** Stream slots. */
+  get maxStreams(): number {
+    return this.#ctx.settings.maxStreams;
+  }
+
+  /** Resolves once the device is lost or destroyed. */
+  get ended(): Promise<void> {
+    return this.#ended.promise;
+  }
+
+  /** See `DeviceLink.allocate`. */
+  allocate(size: number, stream: StreamId, kind: MemoryKind): Handle {
+    const memory = new ManagedMemory(1, 1);
+    this.initializeMemory(memory, size, stream, kind);
+    return new Handle(this, memory, stream, size);
+  }
+
+  /** See `DeviceLink.writeBytes`: copied at once (`writeBuffer`), so a lent staging view goes back right after. */
+  writeBytes(handle: Handle, bytes: Uint8Array, stream: StreamId, recycle: boolean): void {
+    this.write([[{ binding: handle, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], stream);
+    if (recycle && this.#parts.hostStaging.owns(bytes)) this.#parts.hostStaging.recycle(bytes);
+  }
+
+  /** Memory usage summed over every stream. */
+  deviceUsage(): MemoryUsage {
+    return combineUsage(...this.streamIds().map((id) => this.memoryUsage(id)));
+  }
+
+  /** Frees every fully free page (and idle staging buffers) of every stream. */
+  cleanup(): void {
+    for (const id of this.streamIds()) this.memoryCleanup(id);
+  }
+
+  /** See `DeviceLink.discardProfile`. */
+  discardProfile(_stream: StreamId, token: ProfilingToken): void {
+    discardProfile(this.stream(token.stream), token);
+  }
+
+  /** See `DeviceLink.profileSummary`. */
+  profileSummary(): void {
+    const logger = this.#ctx.logger;
+    if (logger.profiling === "disabled") return;
+    const summary = logger.profileSummary();
+    if (summary) logger.log("profile", summary);
+  }
+
+  /** See `DeviceLink.captureState`. */
+  captureState(stream: StreamId): "none" | "prepared" | "recording" {
+    return this.stream(stream).capture.state;
+  }
+
   #lose(error: DeviceLostError): void {
+    this.#ended.resolve();
     this.#path.closed ??= error;
     this.#ctx.markLost(error);
     this.#comm?.close(error); // undefined only if the device is lost before the constructor ends

@@ -15,7 +15,7 @@
 import { ExclusiveLock } from "../_util/exclusive_lock.ts";
 import { Handle } from "../contract/handle.ts";
 import type { Kernel } from "../contract/kernel.ts";
-import { type LaunchLimits, launchLimits } from "../contract/launch_checks.ts";
+import { checkLaunch, type LaunchLimits, launchLimits } from "../contract/launch_checks.ts";
 import type { BufferBinding, DeviceProperties, InfoWords, LaunchMode, MemoryKind } from "../contract/types.ts";
 import type { MemoryAllocationMode } from "../contract/memory_types.ts";
 import { DeviceLostError, GraphStateError, ServerError } from "../errors.ts";
@@ -64,7 +64,7 @@ export class WorkerConnection implements ExitParticipant {
   /** The lock of `exclusive()` and `profile()` sections. */
   readonly lock: ExclusiveLock = new ExclusiveLock();
   /** Host staging memory lent by `staging()`. */
-  readonly staging: HostStagingPool = new HostStagingPool();
+  readonly hostStaging: HostStagingPool = new HostStagingPool();
   /** Open dry-run windows. */
   dryRunDepth = 0;
   #worker: Worker;
@@ -181,10 +181,10 @@ export class WorkerConnection implements ExitParticipant {
    * @param take Move a lent staging view's buffer (false: copy it, the caller recycles it).
    */
   write(binding: BufferBinding, bytes: Uint8Array, stream: StreamId, take = true): void {
-    const staging = take && this.staging.owns(bytes);
+    const staging = take && this.hostStaging.owns(bytes);
     if (bytes.byteLength <= WRITE_INLINE_MAX) {
       writeWrite(this.#ring, binding, stream, bytes, 0);
-      if (staging) this.staging.recycle(bytes);
+      if (staging) this.hostStaging.recycle(bytes);
       return;
     }
     let id: number;
@@ -207,7 +207,9 @@ export class WorkerConnection implements ExitParticipant {
   }
 
   /**
-   * Queues a launch whose arguments the caller checked.
+   * Queues a launch (the link's launch path): checked at the door here, with
+   * the limits the worker reported, then written into the ring; the worker
+   * skips its door.
    *
    * @param kernel The kernel (sent once).
    * @param buffers The bindings.
@@ -218,6 +220,8 @@ export class WorkerConnection implements ExitParticipant {
    * @param indirect The indirect count, or null.
    * @param mode The mode.
    * @param stream The stream.
+   * @param checked True when the door already ran.
+   * @throws {TypeError} {RangeError} {ResourceLimitError} For a bad argument; {DeviceLostError} once closed.
    */
   launch(
     kernel: Kernel,
@@ -229,7 +233,12 @@ export class WorkerConnection implements ExitParticipant {
     indirect: BufferBinding | null,
     mode: LaunchMode,
     stream: StreamId,
+    checked: boolean,
   ): void {
+    if (!checked) checkLaunch(this.limits, kernel, buffers, info, x, y, z, indirect, mode);
+    if (this.#error !== null) throw this.#error;
+    if (indirect === null && (x === 0 || y === 0 || z === 0)) return;
+    if (info !== null && info.length === 0) info = null;
     const k = kernel === this.#lastKernel ? this.#lastIndex : this.#kernelIndex(kernel);
     if (writeLaunch(this.#ring, k, buffers, info, -1, x, y, z, indirect, mode, stream)) return;
     // Too many info words to inline: they travel by payload.
@@ -337,7 +346,7 @@ export class WorkerConnection implements ExitParticipant {
 
   /** Queues a cleanup of every stream's pools. */
   memoryCleanup(): void {
-    this.staging.clear();
+    this.hostStaging.clear();
     writeShortRecord(this.#ring, Op.memoryCleanup);
   }
 
@@ -395,7 +404,7 @@ export class WorkerConnection implements ExitParticipant {
       case "space":
         return void this.#ring.drainSpill();
       case "recycle":
-        return this.staging.adopt(m.buffer);
+        return this.hostStaging.adopt(m.buffer);
       case "lost":
         return this.#close(reviveError(m.error));
       case "closed":

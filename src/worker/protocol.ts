@@ -128,6 +128,13 @@ export interface WireBytes {
   readonly length: number;
 }
 
+/** A profile's outcome as it crosses: each promise of `ProfileDuration`, settled. */
+export interface WireDuration {
+  readonly method: "device" | "system";
+  readonly ticks: { readonly ok: boolean; readonly value?: unknown; readonly error?: unknown };
+  readonly dispatches: { readonly ok: boolean; readonly value?: unknown; readonly error?: unknown };
+}
+
 /** Worker → main, after `init`: the device is ready. */
 export interface ReadyMessage {
   readonly type: "ready";

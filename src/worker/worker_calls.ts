@@ -9,7 +9,7 @@
  */
 
 import type { Handle } from "../contract/handle.ts";
-import type { BufferBinding, CopyDescriptor, ProfileDuration } from "../contract/types.ts";
+import type { BufferBinding, CopyDescriptor } from "../contract/types.ts";
 import type { MemoryConfiguration } from "../contract/memory_types.ts";
 import { reduceOnHost } from "../collective/host_reduce.ts";
 import type { ProfilingToken } from "../ids.ts";
@@ -17,7 +17,7 @@ import { combineUsage } from "../memory/memory_usage.ts";
 import { discardProfile } from "../stream/stream_profiles.ts";
 import type { WebGpuServer } from "../server/webgpu_server.ts";
 import { encodeError, encodeValue } from "./error_codec.ts";
-import type { CallPayload, WireBinding, WireBytes } from "./protocol.ts";
+import type { CallPayload, WireBinding, WireBytes, WireDuration } from "./protocol.ts";
 
 /** A call's result: what to post back, and the buffers to transfer with it. */
 export interface CallResult {
@@ -25,13 +25,6 @@ export interface CallResult {
   readonly value: unknown;
   /** Buffers moved, not copied. */
   readonly transfer: ArrayBuffer[];
-}
-
-/** A profile's outcome as it crosses: each promise of `ProfileDuration`, settled. */
-export interface WireDuration {
-  readonly method: ProfileDuration["method"];
-  readonly ticks: { readonly ok: boolean; readonly value?: unknown; readonly error?: unknown };
-  readonly dispatches: { readonly ok: boolean; readonly value?: unknown; readonly error?: unknown };
 }
 
 /** Settles a promise into plain data. */

@@ -13,20 +13,34 @@
  */
 
 import type {
+  BufferBinding,
   CopyDescriptor,
   CubeCount,
+  DeviceId,
   DeviceProperties,
+  DispatchTiming,
   ElemType,
   KernelArguments,
   LaunchMode,
+  ManagedResource,
+  MemoryKind,
+  ProfileDuration,
+  ProfileTicks,
   ReduceOperation,
 } from "../contract/types.ts";
 import type { ManagedMemory } from "../contract/managed_memory.ts";
 import type { Kernel } from "../contract/kernel.ts";
+import type { Handle } from "../contract/handle.ts";
+import type { DeviceLink, LinkLauncher } from "../contract/device_link.ts";
+import type { ServerUtilities } from "../contract/compute_server.ts";
+import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
 import { checkDescriptor } from "../contract/descriptors.ts";
+import { checkStagingSizes } from "../contract/handle_checks.ts";
 import { DeviceLostError, UnsupportedError } from "../errors.ts";
-import type { StreamId } from "../ids.ts";
+import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
+import { describe } from "../_util/describe.ts";
 import { directory } from "../collective/device_directory.ts";
+import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
 import { badDeviceIndex, sameOptions } from "../server/device_registry.ts";
 import { ServerCollectives } from "../server/server_collectives.ts";
 import type { CollectiveHost } from "../server/device_reduce.ts";
@@ -34,7 +48,8 @@ import type { ServerOptions } from "../server/server_options.ts";
 import { deviceTuner } from "../tune/device_tuner.ts";
 import type { Tuner } from "../tune/tuner.ts";
 import { type ConnectionOptions, WorkerConnection } from "./connection.ts";
-import type { WireBytes, WireDescriptor } from "./protocol.ts";
+import { encodeValue, reviveValue } from "./error_codec.ts";
+import type { WireBytes, WireDescriptor, WireDuration } from "./protocol.ts";
 import type { RemoteMemory } from "./remote_memory.ts";
 import { WRITE_INLINE_MAX } from "./ring_layout.ts";
 import { sharedBuffers } from "./shared_buffers.ts";
@@ -141,11 +156,11 @@ class WorkerCollectiveHost implements CollectiveHost {
   }
 
   initializeMemory(_memory: ManagedMemory, _size: number, _stream: StreamId): void {
-    throw new UnsupportedError('a worker client\'s collectives reduce on the host (pass reduceOn "host" or "auto")');
+    throw new UnsupportedError(HOST_ONLY);
   }
 
   launch(_kernel: Kernel, _count: CubeCount, _args: KernelArguments, _mode: LaunchMode, _stream: StreamId): void {
-    throw new UnsupportedError('a worker client\'s collectives reduce on the host (pass reduceOn "host" or "auto")');
+    throw new UnsupportedError(HOST_ONLY);
   }
 
   /** Ends the device (what `closeDevices` calls). */
@@ -159,20 +174,230 @@ class WorkerCollectiveHost implements CollectiveHost {
   }
 }
 
-/** The main thread's side of one device held by a Worker. */
-export class WorkerDevice {
+const HOST_ONLY = 'a worker client\'s collectives reduce on the host (pass reduceOn "host" or "auto")';
+
+/** A settled half of a duration as a promise again; a rejection nobody awaits is not reported as unhandled. */
+function asPromise<T>(half: WireDuration["ticks"]): Promise<T> {
+  if (half.ok) return Promise.resolve(half.value as T);
+  const p = Promise.reject(reviveValue(half.error));
+  p.catch(() => {});
+  return p;
+}
+
+/**
+ * The Worker link (`DeviceLink`): what the main thread keeps of one device
+ * held by a Worker. Launches, allocations, frees and small writes go through
+ * the connection's command ring; every other call is a message answered in
+ * ring order, whose wire form and codecs are here. Its collectives reduce on
+ * this thread (a Worker cannot reduce on its device for others), and its
+ * autotuner runs here, measuring through the link's profiles.
+ */
+export class WorkerDevice implements DeviceLink {
   /** The connection to the worker. */
   readonly connection: WorkerConnection;
   /** Its collectives (host reductions), registered in this thread's directory. */
   readonly collectives: ServerCollectives;
   /** Its autotuner, on this thread: decisions per device, kept in the `tuneCache` store. */
   readonly tuner: Tuner;
+  #utilities: Pick<ServerUtilities, "layoutPolicy" | "properties">;
 
   private constructor(connection: WorkerConnection, index: number, options: ServerOptions) {
     this.connection = connection;
     const host = new WorkerCollectiveHost(connection);
     this.collectives = new ServerCollectives(host, { index, owned: true, memoryOwner: connection, hostOnly: true });
     this.tuner = deviceTuner(connection.properties, options); // the client's tuneCache and logger, on this thread
+    this.#utilities = { layoutPolicy: connection.layoutPolicy, properties: connection.properties };
+  }
+
+  /** The handles' owner: the connection. */
+  get owner(): object {
+    return this.connection;
+  }
+
+  /** See `DeviceLink.properties`. */
+  get properties(): DeviceProperties {
+    return this.connection.properties;
+  }
+
+  /** See `DeviceLink.deviceId`. */
+  get deviceId(): DeviceId {
+    return this.collectives.deviceId;
+  }
+
+  /** See `DeviceLink.fastReads`. */
+  get fastReads(): boolean {
+    return this.connection.fastReads;
+  }
+
+  /** See `DeviceLink.maxStreams`. */
+  get maxStreams(): number {
+    return this.connection.maxStreams;
+  }
+
+  /** See `DeviceLink.closed`. */
+  get closed(): boolean {
+    return this.connection.closed;
+  }
+
+  /** Resolves once the Worker has destroyed its device and closed itself. */
+  get ended(): Promise<void> {
+    return this.connection.ended;
+  }
+
+  /** The launch door and ring writer (the connection: no hop on the hot path). */
+  get launchPath(): LinkLauncher {
+    return this.connection;
+  }
+
+  /** See `DeviceLink.hostStaging`. */
+  get hostStaging(): DeviceLink["hostStaging"] {
+    return this.connection.hostStaging;
+  }
+
+  checkAlive(): void {
+    this.connection.checkAlive();
+  }
+
+  utilities(): Pick<ServerUtilities, "layoutPolicy" | "properties"> {
+    return this.#utilities;
+  }
+
+  allocate(size: number, stream: StreamId, kind: MemoryKind): Handle {
+    return this.connection.alloc(size, stream, kind);
+  }
+
+  writeBytes(handle: Handle, bytes: Uint8Array, stream: StreamId, recycle: boolean): void {
+    this.connection.write(handle, bytes, stream, recycle);
+  }
+
+  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]> {
+    return this.connection.call({ method: "read", stream, descriptors: descriptors.map(wireDescriptor) }).then(bytesOf);
+  }
+
+  flush(stream: StreamId): Promise<void> {
+    return this.connection.call({ method: "flush", stream }) as Promise<void>;
+  }
+
+  sync(stream: StreamId): Promise<void> {
+    return this.connection.call({ method: "sync", stream }) as Promise<void>;
+  }
+
+  exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
+    const conn = this.connection;
+    return conn.lock.run(() => {
+      conn.checkAlive();
+      return fn();
+    });
+  }
+
+  deviceUsage(): Promise<MemoryUsage> {
+    return this.connection.call({ method: "memoryUsage" }) as Promise<MemoryUsage>;
+  }
+
+  memoryReport(stream: StreamId): Promise<MemoryReport> {
+    return this.connection.call({ method: "memoryReport", stream }) as Promise<MemoryReport>;
+  }
+
+  cleanup(): void {
+    this.connection.checkAlive();
+    this.connection.memoryCleanup();
+  }
+
+  allocationMode(mode: MemoryAllocationMode, stream: StreamId): void {
+    this.connection.checkAlive();
+    if (mode !== "auto" && mode !== "persistent") {
+      throw new TypeError(`allocationMode: mode must be "auto" or "persistent", got ${describe(mode)}`);
+    }
+    this.connection.allocationMode(mode, stream);
+  }
+
+  /** Only the worker knows whether its pools hold live memory: `pools-in-use` rejects later; a bad layout throws here. */
+  installMemoryPools(config: MemoryConfiguration, stream: StreamId): Promise<void> {
+    this.connection.checkAlive();
+    resolveMemoryConfiguration(config, this.connection.properties.memory);
+    return this.connection.call({ method: "installMemoryPools", stream, config }) as Promise<void>;
+  }
+
+  getResource(_binding: BufferBinding, _stream: StreamId): ManagedResource {
+    this.connection.checkAlive();
+    throw new UnsupportedError(
+      "getResource: a worker client's buffers live in its Worker and GPU objects cannot cross threads; use createClient() without worker for interop",
+    );
+  }
+
+  staging(sizes: readonly number[], _stream: StreamId): Uint8Array[] {
+    this.connection.checkAlive();
+    return this.connection.hostStaging.lend(checkStagingSizes(sizes, this.connection.properties.memory.maxBufferSize));
+  }
+
+  dryRunDepth(delta: 1 | -1): void {
+    this.connection.dryRun(delta);
+  }
+
+  startProfile(stream: StreamId): Promise<ProfilingToken> {
+    return this.connection.call({ method: "startProfile", stream }) as Promise<ProfilingToken>;
+  }
+
+  /** Resolves once the duration's ticks are known (they cross settled). */
+  async endProfile(stream: StreamId, token: ProfilingToken): Promise<ProfileDuration> {
+    const wire = await this.connection.call({
+      method: "endProfile",
+      stream,
+      token: encodeValue(token),
+    }) as WireDuration;
+    return {
+      method: wire.method,
+      ticks: asPromise<ProfileTicks>(wire.ticks),
+      dispatches: asPromise<readonly DispatchTiming[]>(wire.dispatches),
+    };
+  }
+
+  discardProfile(stream: StreamId, token: ProfilingToken): void {
+    this.connection.call({ method: "discardProfile", stream, token }).catch(() => {});
+  }
+
+  /** Logged in the Worker, by its server. */
+  profileSummary(): void {}
+
+  graphPrepare(stream: StreamId): void {
+    this.connection.graphPrepare(stream);
+  }
+
+  graphAbort(stream: StreamId): void {
+    this.connection.graphAbort(stream);
+  }
+
+  captureState(stream: StreamId): "none" | "prepared" | "recording" {
+    return this.connection.capture(stream).state;
+  }
+
+  beginCapture(stream: StreamId): Promise<void> {
+    return this.connection.call({ method: "beginCapture", stream }) as Promise<void>;
+  }
+
+  endCapture(stream: StreamId, sameAsWarmup: boolean): Promise<GraphId> {
+    return this.connection.call({ method: "endCapture", stream, sameAsWarmup }) as Promise<GraphId>;
+  }
+
+  replay(graph: GraphId, stream: StreamId): void {
+    this.connection.replay(graph, stream);
+  }
+
+  graphDestroy(graph: GraphId, stream: StreamId): void {
+    this.connection.graphDestroy(graph, stream);
+  }
+
+  capturedGraph(_graph: GraphId): undefined {
+    return undefined;
+  }
+
+  allReduce: DeviceLink["allReduce"] = (...args) => this.collectives.allReduce(...args);
+  send: DeviceLink["send"] = (...args) => this.collectives.send(...args);
+  recv: DeviceLink["recv"] = (...args) => this.collectives.recv(...args);
+  syncCollective: DeviceLink["syncCollective"] = (stream) => this.collectives.syncCollective(stream);
+
+  destroy(): void {
+    this.connection.destroy();
   }
 
   /**

@@ -12,14 +12,14 @@
 
 import assert from "node:assert/strict";
 import type { Handle } from "../../mod.ts";
-import type { AnyClient } from "../../server.ts";
+import type { ComputeClient, Transport } from "../../mod.ts";
 import { incKernel, plusOneKernel, readF32, readU32 } from "../_gpu.ts";
 import { clientTest } from "../_clients.ts";
 
 const SENTINEL = [999, 999, 999, 999];
 
 /** Creates `count` handles of [999; 4]: with a released 16-byte slice free, one of them would reuse it. */
-function sentinelsOver(client: AnyClient, count = 8): Handle[] {
+function sentinelsOver(client: ComputeClient<Transport>, count = 8): Handle[] {
   return Array.from({ length: count }, () => client.create(new Float32Array(SENTINEL)));
 }
 

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { AutotuneError, type ComputeClient, defineKernel, defineTunableSet, WorkerClient } from "../../mod.ts";
-import type { AnyClient } from "../../server.ts";
+import type { Transport } from "../../mod.ts";
 import { CLIENT_KINDS, clientTest, withClientOf } from "../_clients.ts";
 import { defineLoopKernel, launchWithinBudget } from "../_loop_budget.ts";
 import type { Handle } from "../../mod.ts";
@@ -36,7 +36,7 @@ const broken = defineKernel({
 @compute @workgroup_size(1) fn main() { x[0] = 1.5; }`,
 });
 
-function incrementSet(client: AnyClient, runs: string[]) {
+function incrementSet(client: ComputeClient<Transport>, runs: string[]) {
   return defineTunableSet({
     name: "increment",
     key: (x: Handle) => x.sizeInUse,
@@ -124,7 +124,7 @@ const unvalidated = defineKernel({
 });
 
 /** The client still works: a launch and a read after the failed autotune. */
-async function stillUsable(client: AnyClient, x: Handle): Promise<void> {
+async function stillUsable(client: ComputeClient<Transport>, x: Handle): Promise<void> {
   client.launch(fast, [1], [x]);
   assert.deepEqual([...(await client.read(x, Uint32Array)).slice(0, 2)], [1, 1]);
 }

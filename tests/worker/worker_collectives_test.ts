@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { closeDevices, CollectiveError, createClient, listDevices, WorkerClient } from "../../mod.ts";
-import type { AnyClient } from "../../server.ts";
+import type { ComputeClient, Transport } from "../../mod.ts";
 import { sharedBuffers } from "../../src/worker/shared_buffers.ts";
 
 /** Sums of `n` sources of `len` f32 each, source i holding i + 0.5·j at j, rounded to f32 after each addition. */
@@ -251,7 +251,7 @@ async function rejectsWith(p: Promise<unknown>, reason: string): Promise<Collect
 }
 
 /** Client `i` all-reduces `[10 * round + i]` (u32 sum) over every client's device, calling in `order`. */
-async function allReduceRound(clients: readonly AnyClient[], round: number, order: readonly number[]) {
+async function allReduceRound(clients: readonly ComputeClient<Transport>[], round: number, order: readonly number[]) {
   const devices = clients.map((c) => c.deviceId.index);
   const hs = clients.map((c, i) => c.create(new Uint32Array([10 * round + i])));
   const calls: Promise<void>[] = [];
