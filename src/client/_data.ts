@@ -9,7 +9,7 @@
 
 import type { Handle } from "../contract/handle.ts";
 import { checkCountWords, checkHandle, checkSize } from "../contract/handle_checks.ts";
-import { checkDescriptor } from "../contract/descriptors.ts";
+import { checkReads } from "../contract/transfer_checks.ts";
 import type { MemoryLayoutDescriptor } from "../contract/memory_types.ts";
 import type { CopyDescriptor } from "../contract/types.ts";
 import type { StreamId } from "../ids.ts";
@@ -139,7 +139,7 @@ export function readManyOn<T>(
       size = elementSize(type, handle.sizeInUse, where);
       return { binding: handle, shape: [handle.sizeInUse], strides: [1], elemSize: 1 };
     });
-    return t.link.read(descriptors, t.stream).then((out) => out.map((b) => asTyped(b, type, size)));
+    return t.link.read(descriptors, t.stream, true).then((out) => out.map((b) => asTyped(b, type, size)));
   } catch (e) {
     return Promise.reject(e);
   }
@@ -150,8 +150,9 @@ export function readTensorOn<T>(t: Target, tensor: Tensor, type: TypedArrayType<
   try {
     const h = checkHandle(t.link.owner, tensor?.handle, "readTensor");
     const descriptor = h.copyDescriptor(tensor.shape, tensor.strides, tensor.elemSize);
-    const size = elementSize(type, checkDescriptor(descriptor, "readTensor"), "readTensor");
-    return t.link.read([descriptor], t.stream).then((out) => asTyped(out[0]!, type, size));
+    // The door of reads, here once: the link trusts it.
+    const size = elementSize(type, checkReads(t.link.owner, [descriptor], null, "readTensor")[0]!, "readTensor");
+    return t.link.read([descriptor], t.stream, true).then((out) => asTyped(out[0]!, type, size));
   } catch (e) {
     return Promise.reject(e);
   }

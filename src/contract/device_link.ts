@@ -112,7 +112,8 @@ export interface DeviceLink extends Pick<ServerCommunication, "allReduce" | "sen
    */
   allocate(size: number, stream: StreamId, kind: MemoryKind): Handle;
   /**
-   * Writes exactly a handle's bytes, ordered after the work queued before.
+   * Writes exactly a handle's bytes, ordered after the work queued before
+   * (the client's write: the handle and the length were checked by the caller, and the link trusts them).
    *
    * @param handle The memory (checked by the caller).
    * @param bytes Its bytes.
@@ -120,8 +121,16 @@ export interface DeviceLink extends Pick<ServerCommunication, "allReduce" | "sen
    * @param recycle Take a lent staging view's buffer back (or move it to the Worker, which hands it back).
    */
   writeBytes(handle: Handle, bytes: Uint8Array, stream: StreamId, recycle: boolean): void;
-  /** See `ComputeServer.read`. */
-  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]>;
+  /**
+   * See `ComputeServer.read`.
+   *
+   * @param descriptors What to read.
+   * @param stream The calling stream.
+   * @param checked True when the caller built the descriptors from handles it checked: the link then skips
+   * its door (`contract/transfer_checks.ts`), as a launch's `checked` flag does.
+   * @returns The bytes of each descriptor.
+   */
+  read(descriptors: readonly CopyDescriptor[], stream: StreamId, checked: boolean): Promise<Uint8Array<ArrayBuffer>[]>;
   /** See `ComputeServer.flush`. */
   flush(stream: StreamId): Promise<void>;
   /** See `ComputeServer.sync`. */

@@ -12,7 +12,8 @@ import type { StreamId } from "../ids.ts";
 import type { HostStagingPool } from "../memory/host_staging.ts";
 import type { Slice } from "../contract/managed_memory.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
-import { checkBinding, checkDescriptor, isContiguous } from "../contract/descriptors.ts";
+import { checkBinding, isContiguous } from "../contract/descriptors.ts";
+import { checkMemoryOf, checkReads, checkWrites } from "../contract/transfer_checks.ts";
 import { checkStagingSizes } from "../contract/handle_checks.ts";
 import type { StreamHost } from "./stream_slots.ts";
 import type { BufferBinding, CopyDescriptor, ManagedResource } from "../contract/types.ts";
@@ -57,6 +58,7 @@ export class HostTransfers {
    * @param into Memory to copy each descriptor's bytes into instead of
    * returning them (a worker's collective reading into shared memory); each
    * exactly as long as its descriptor.
+   * @param checked True when the caller already checked every argument (the door is then skipped).
    * @returns The bytes of each descriptor (none with `into`). Rejects, never throws: with
    * `IoError` (`unsupported-strides`, `not-found`), `RangeError` or
    * `TypeError` for bad arguments (memory of another server among them),
@@ -68,26 +70,14 @@ export class HostTransfers {
     descriptors: readonly CopyDescriptor[],
     stream: StreamId,
     into: readonly Uint8Array[] | null = null,
+    checked = false,
   ): Promise<Uint8Array<ArrayBuffer>[]> {
     try {
       const server = this.#server;
       server.checkAlive();
-      if (!Array.isArray(descriptors)) throw new TypeError("read: descriptors must be an array of CopyDescriptor");
-      // Every argument is checked before the stream is looked up (or built) and any memory resolved.
-      const sizes = descriptors.map((d, i) => {
-        const size = checkDescriptor(d, `read[${i}]`);
-        this.#checkMemory(d.binding, `read[${i}]`);
-        if (!isContiguous(d.shape, d.strides)) {
-          throw new IoError(
-            "unsupported-strides",
-            `read: strides [${d.strides}] are not contiguous for shape [${d.shape}]`,
-          );
-        }
-        if (into !== null && into[i]?.byteLength !== size) {
-          throw new RangeError(`read[${i}]: ${size} B to read into ${into[i]?.byteLength ?? "no"} B`);
-        }
-        return size;
-      });
+      // Every argument is checked (once, at this door) before the stream is looked up (or built) and any memory
+      // resolved; a caller that built the descriptors from handles it checked passes `checked`.
+      const sizes = checked ? descriptors.map(bytesOf) : checkReads(server, descriptors, into);
       const s = server.stream(stream);
       s.refuseWhileRecording("read");
       const items = descriptors.map((d, i) => ({
@@ -110,26 +100,18 @@ export class HostTransfers {
    *
    * @param writes Pairs of descriptor and bytes (exactly the descriptor's length).
    * @param stream The calling stream.
+   * @param checked True when the caller already checked every argument (the door is then skipped).
    * @throws {DeviceLostError} Once the device is gone.
    * @throws {TypeError} When `writes` is not an array of pairs, or a binding
    * holds no `ManagedMemory` or memory of another server.
    * @throws {RangeError} For a malformed descriptor or binding (stream id,
    * size, offsets, a size beyond its memory), or bytes of the wrong length.
    */
-  write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
+  write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId, checked = false): void {
     const server = this.#server;
     server.checkAlive();
-    if (!Array.isArray(writes)) throw new TypeError("write: writes must be an array of [CopyDescriptor, Uint8Array]");
     // Everything that can throw is checked before the first write: a refused call changes nothing.
-    writes.forEach((entry, i) => {
-      if (!Array.isArray(entry)) throw new TypeError(`write[${i}]: expected a [CopyDescriptor, Uint8Array] pair`);
-      const [d, bytes] = entry;
-      const size = checkDescriptor(d, `write[${i}]`);
-      this.#checkMemory(d.binding, `write[${i}]`);
-      if (!(bytes instanceof Uint8Array) || bytes.byteLength !== size) {
-        throw new RangeError(`write[${i}]: ${bytes?.byteLength} B given for a descriptor of ${size} B`);
-      }
-    });
+    if (!checked) checkWrites(server, writes);
     const s = server.stream(stream); // built only for a call that passed its checks
     if (s.recorder !== null) {
       // The recording remembers every error queued on its stream: endCapture fails.
@@ -193,7 +175,7 @@ export class HostTransfers {
     const server = this.#server;
     server.checkAlive();
     checkBinding(binding, "getResource");
-    this.#checkMemory(binding, "getResource");
+    checkMemoryOf(this.#server, binding, "getResource");
     server.stream(stream).submit();
     const slice = this.#resolve(binding);
     server.stream(stream).settlePage(slice.page);
@@ -211,28 +193,11 @@ export class HostTransfers {
       },
     };
   }
+}
 
-  /**
-   * Throws when `binding`'s memory was bound by another server (its buffer
-   * lives on another device, or in another server's pools, and WebGPU would
-   * refuse the copy only later, failing the work submitted with it), or when
-   * the binding claims more bytes than its memory holds (the copy would reach
-   * the reservations after it in the page). Stale memory is left to the
-   * resolution, which reports it as `not-found`.
-   */
-  #checkMemory(binding: BufferBinding, where: string): void {
-    const memory = binding.memory;
-    const owner = memory.server;
-    if (owner !== null && owner !== this.#server) {
-      throw new TypeError(
-        `${where}: memory ${memory.id} belongs to another server; use it through the client or server that created it`,
-      );
-    }
-    const slice = memory.slice;
-    if (slice !== null && slice.owner === memory && binding.size > slice.size) {
-      throw new RangeError(
-        `${where}: the binding claims ${binding.size} B but memory ${memory.id} holds ${slice.size} B`,
-      );
-    }
-  }
+/** The bytes a checked descriptor covers. */
+function bytesOf(d: CopyDescriptor): number {
+  let n = d.elemSize;
+  for (const v of d.shape) n *= v;
+  return n;
 }

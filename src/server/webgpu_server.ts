@@ -228,16 +228,29 @@ export class WebGpuServer implements ComputeServer, DeviceLink {
     this.#parts.memory.initialize(memory, size, stream, this.#path.dryRun > 0, kind);
   }
 
-  read(descriptors: readonly CopyDescriptor[], stream: StreamId): Promise<Uint8Array<ArrayBuffer>[]> {
-    return this.#parts.transfers.read(descriptors, stream);
+  /**
+   * See `ComputeServer.read`.
+   *
+   * @param descriptors What to read.
+   * @param stream The calling stream.
+   * @param checked True when the caller built the descriptors from handles it checked (the door is skipped).
+   * @returns The bytes of each descriptor.
+   */
+  read(descriptors: readonly CopyDescriptor[], stream: StreamId, checked = false): Promise<Uint8Array<ArrayBuffer>[]> {
+    return this.#parts.transfers.read(descriptors, stream, null, checked);
   }
 
   /**
    * `read` into `into` (each as long as its descriptor), a few MiB at a time, with no buffer of the whole size
    * (how a worker reads a collective's source into shared memory). Rejects as `read` does, or with `RangeError`.
    */
-  readInto(descriptors: readonly CopyDescriptor[], stream: StreamId, into: readonly Uint8Array[]): Promise<void> {
-    return this.#parts.transfers.read(descriptors, stream, into).then(() => {});
+  readInto(
+    descriptors: readonly CopyDescriptor[],
+    stream: StreamId,
+    into: readonly Uint8Array[],
+    checked = false,
+  ): Promise<void> {
+    return this.#parts.transfers.read(descriptors, stream, into, checked).then(() => {});
   }
 
   write(writes: readonly (readonly [CopyDescriptor, Uint8Array])[], stream: StreamId): void {
@@ -410,7 +423,12 @@ export class WebGpuServer implements ComputeServer, DeviceLink {
 
   /** See `DeviceLink.writeBytes`: copied at once (`writeBuffer`), so a lent staging view goes back right after. */
   writeBytes(handle: Handle, bytes: Uint8Array, stream: StreamId, recycle: boolean): void {
-    this.write([[{ binding: handle, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]], stream);
+    // The client checked the handle and the length: the door is skipped.
+    this.#parts.transfers.write(
+      [[{ binding: handle, shape: [bytes.byteLength], strides: [1], elemSize: 1 }, bytes]],
+      stream,
+      true,
+    );
     if (recycle && this.#parts.hostStaging.owns(bytes)) this.#parts.hostStaging.recycle(bytes);
   }
 

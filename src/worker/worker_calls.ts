@@ -70,10 +70,11 @@ export async function runCall(
         elemSize: d.elemSize,
       }));
       if (call.into !== undefined) {
-        await server.readInto(descriptors, call.stream, [new Uint8Array(call.into)]);
+        await server.readInto(descriptors, call.stream, [new Uint8Array(call.into)], true);
         return { value: undefined, transfer: [] };
       }
-      const out = await server.read(descriptors, call.stream);
+      // Checked on the main thread, at the client's door: the server trusts it.
+      const out = await server.read(descriptors, call.stream, true);
       // Each result moves with its buffer; one that views part of a buffer (which the
       // server may keep, or share between results) is copied first.
       const moved = new Set<ArrayBuffer>();
