@@ -47,8 +47,8 @@ export type {
   Tensor,
   TypedArrayType,
 } from "./src/client/client_types.ts";
-export type { ServerOptions } from "./src/server/server_options.ts";
-export type { DeviceOptions } from "./src/server/device.ts";
+export type { ServerOptions } from "./src/options/server_options.ts";
+export type { DeviceOptions } from "./src/options/server_options.ts";
 export { packInfo } from "./src/client/pack_info.ts";
 export { Handle } from "./src/contract/handle.ts";
 export { Kernel } from "./src/contract/kernel.ts";

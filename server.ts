@@ -65,8 +65,8 @@ export type { DeviceListing } from "./src/server/device_registry.ts";
 
 // The WebGPU server.
 export { WebGpuServer } from "./src/server/webgpu_server.ts";
-export type { ServerOptions } from "./src/server/server_options.ts";
-export type { DeviceOptions } from "./src/server/device.ts";
+export type { ServerOptions } from "./src/options/server_options.ts";
+export type { DeviceOptions } from "./src/options/server_options.ts";
 
 // Error kinds.
 export type { KernelLayoutErrorKind } from "./src/errors/kernel_errors.ts";

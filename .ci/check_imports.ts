@@ -33,9 +33,10 @@ export const LAYERS: Readonly<Record<string, number>> = {
   "stream": 4,
   "tune": 4,
   "collective": 4,
-  "server": 5,
-  "worker": 6,
-  "client": 7,
+  "options": 5,
+  "server": 6,
+  "worker": 7,
+  "client": 8,
 };
 
 /** An import graph: file → files it imports (paths relative to the root). */

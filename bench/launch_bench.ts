@@ -29,7 +29,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { DEFAULT_TASKS_MAX } from "../src/server/server_options.ts";
+import { DEFAULT_TASKS_MAX } from "../src/options/server_options.ts";
 import { bindBuffers, FOUR_BUFFERS_INFO_WGSL, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
 
 const LAUNCHES = 1024;

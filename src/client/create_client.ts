@@ -5,7 +5,7 @@
  */
 
 import { checkStreamId, type StreamId } from "../ids.ts";
-import type { ServerOptions } from "../server/server_options.ts";
+import type { ServerOptions } from "../options/server_options.ts";
 import { openDevice } from "../server/device_registry.ts";
 import { WebGpuServer } from "../server/webgpu_server.ts";
 import { ComputeClient } from "./compute_client.ts";

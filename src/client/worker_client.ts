@@ -9,7 +9,7 @@
  */
 
 import type { StreamId } from "../ids.ts";
-import type { ServerOptions } from "../server/server_options.ts";
+import type { ServerOptions } from "../options/server_options.ts";
 import type { ConnectionOptions, WorkerConnection } from "../worker/connection.ts";
 import { WorkerDevice } from "../worker/worker_device.ts";
 import { ComputeClient } from "./compute_client.ts";

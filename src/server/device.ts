@@ -8,20 +8,7 @@
 import { stableHash } from "../_util/hash.ts";
 import { ServerError } from "../errors.ts";
 import type { DeviceProperties } from "../contract/types.ts";
-
-/** How to obtain a device. */
-export interface DeviceOptions {
-  /** Options for `navigator.gpu.requestAdapter()`. */
-  adapter?: GPURequestAdapterOptions;
-  /**
-   * Use this device instead of requesting one. The caller keeps ownership:
-   * destroying the client leaves it usable. Its properties, fallback flag
-   * included, come from `device.adapterInfo`.
-   */
-  device?: GPUDevice;
-  /** Extra features to require (of a given `device`: features it must have). */
-  requiredFeatures?: GPUFeatureName[];
-}
+import type { DeviceOptions } from "../options/server_options.ts";
 
 /** A device ready for a server. */
 export interface AcquiredDevice {

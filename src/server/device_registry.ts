@@ -9,14 +9,10 @@
  * @module
  */
 
-import { directory } from "../collective/device_directory.ts";
+import { badDeviceIndex, directory, sameOptions } from "../collective/device_directory.ts";
 import { type DeviceKind, toLogicalDevice } from "../collective/device_ids.ts";
-import type { ServerOptions } from "./server_options.ts";
+import type { ServerOptions } from "../options/server_options.ts";
 import { WebGpuServer } from "./webgpu_server.ts";
-import { describe } from "../_util/describe.ts";
-
-/** Largest logical device index (CubeCL's device ids are 16-bit). */
-const MAX_INDEX = 0xffff;
 
 interface Opening {
   readonly promise: Promise<WebGpuServer>;
@@ -59,39 +55,6 @@ function directOwner(index: number): Closable | undefined {
 function directServer(index: number): WebGpuServer | undefined {
   const owner = directOwner(index);
   return owner instanceof WebGpuServer ? owner : undefined;
-}
-
-/**
- * Checks a requested logical device index (`createClient({ deviceIndex })`).
- *
- * @param index The index.
- * @returns The error to reject with, or null when it is an integer from 0 to 65535.
- */
-export function badDeviceIndex(index: number): RangeError | null {
-  if (Number.isSafeInteger(index) && index >= 0 && index <= MAX_INDEX) return null;
-  return new RangeError(`createClient: deviceIndex must be an integer from 0 to ${MAX_INDEX}, got ${describe(index)}`);
-}
-
-/**
- * Refuses a later request for an open device that asks other options than
- * its first (main-thread and worker devices alike).
- *
- * @param first The options the device was opened with.
- * @param later The options of this request.
- * @param index The device's logical index.
- * @throws {TypeError} Naming the first option that differs.
- */
-export function sameOptions(first: ServerOptions, later: ServerOptions, index: number): void {
-  for (const [key, value] of Object.entries(later)) {
-    if (value === undefined) continue;
-    const had = (first as Record<string, unknown>)[key];
-    if (had !== value) {
-      throw new TypeError(
-        `createClient: device ${index} is open with ${key} = ${describe(had)}; this request asks ${describe(value)}. ` +
-          `A device's options are fixed by its first request: leave them out, or close the device first`,
-      );
-    }
-  }
 }
 
 /**

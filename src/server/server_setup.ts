@@ -25,7 +25,7 @@ import { DrainingCalls } from "./draining_calls.ts";
 import { LaunchPath } from "./launch_path.ts";
 import { HostTransfers } from "./host_transfers.ts";
 import { ServerMemory } from "./server_memory.ts";
-import { DEFAULT_TASKS_MAX, type ServerOptions } from "./server_options.ts";
+import { DEFAULT_TASKS_MAX, type ServerOptions } from "../options/server_options.ts";
 import { type StreamHost, StreamSlots } from "./stream_slots.ts";
 import type { DeviceProperties } from "../contract/types.ts";
 import { infoOffsetAlignment, launchLimits } from "../contract/launch_checks.ts";

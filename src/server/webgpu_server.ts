@@ -23,10 +23,10 @@ import { discardProfile } from "../stream/stream_profiles.ts";
 import { acquireDevice } from "./device.ts";
 import type { LaunchPath } from "./launch_path.ts";
 import type { Tuner } from "../tune/tuner.ts";
-import type { ServerOptions } from "./server_options.ts";
+import type { ServerOptions } from "../options/server_options.ts";
 import { type ServerSetup, setUpServer } from "./server_setup.ts";
 import { watchDevice } from "./device_watch.ts";
-import { ServerCollectives } from "./server_collectives.ts";
+import { ServerCollectives } from "../collective/server_collectives.ts";
 import type {
   BufferBinding,
   CopyDescriptor,

@@ -23,7 +23,7 @@ import type { GraphId, StreamId } from "../ids.ts";
 import { CaptureStateMachine } from "../graph/capture_state.ts";
 import { HostStagingPool } from "../memory/host_staging.ts";
 import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
-import type { ServerOptions } from "../server/server_options.ts";
+import type { ServerOptions } from "../options/server_options.ts";
 import { RingWriter } from "./command_ring.ts";
 import { reviveError } from "./error_codec.ts";
 import type { CallPayload, WorkerMessage, WritePayload } from "./protocol.ts";

@@ -7,7 +7,7 @@
 
 import "./worker_main.ts"; // statically, so `deno cache`/`deno compile` include the Worker's modules
 import { ServerError } from "../errors.ts";
-import type { ServerOptions } from "../server/server_options.ts";
+import type { ServerOptions } from "../options/server_options.ts";
 import { allocateRing, type RingBuffers } from "./command_ring.ts";
 import { reviveError } from "./error_codec.ts";
 import { type InitMessage, type ReadyMessage, WORKER_NAME, type WorkerMessage } from "./protocol.ts";

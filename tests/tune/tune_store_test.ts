@@ -11,7 +11,7 @@ import { createTuneStore, jsonFileTuneStore, localStorageTuneStore, tuneDeviceKe
 import { storeKey } from "../../src/tune/tune_store.ts";
 
 const SCRIPT = new URL("./_tune_process.ts", import.meta.url);
-const ROOT = new URL("../../", import.meta.url);
+const ROOT = new URL("../..", import.meta.url);
 
 interface Ran {
   source: string;

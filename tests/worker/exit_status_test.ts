@@ -19,7 +19,7 @@ import assert from "node:assert/strict";
 import { filePath } from "../../src/worker/worker_permission.ts";
 import { CASES } from "./_exit_cases.ts";
 
-const ROOT = new URL("../../", import.meta.url);
+const ROOT = new URL("../..", import.meta.url);
 const PROGRAM = filePath(new URL("./_exit_cases.ts", import.meta.url));
 const TESTS = filePath(new URL("./_exit_case_tests.ts", import.meta.url));
 const LIMIT_MS = 90_000;

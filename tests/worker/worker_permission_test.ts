@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { filePath } from "../../src/worker/worker_permission.ts";
 
-const ROOT = new URL("../../", import.meta.url);
+const ROOT = new URL("../..", import.meta.url);
 
 /** A program that makes a worker client from `mod`, runs a kernel and prints the result or the error. */
 function program(mod: string): string {

@@ -21,7 +21,7 @@ import type {
   ReduceOperation,
 } from "../contract/types.ts";
 import type { StreamId } from "../ids.ts";
-import { type DeviceReduceDtype, reduceGrid, reduceKernel, SNAPSHOT_KERNEL } from "../collective/reduce_kernels.ts";
+import { type DeviceReduceDtype, reduceGrid, reduceKernel, SNAPSHOT_KERNEL } from "./reduce_kernels.ts";
 
 /** What the collectives need of their server. */
 export interface CollectiveHost {

@@ -30,10 +30,10 @@ import type {
   ReduceOperation,
 } from "../contract/types.ts";
 import { checkStreamId, type StreamId } from "../ids.ts";
-import { DTYPE_SIZE, type JoinRequest } from "../collective/collective_parts.ts";
-import { directory } from "../collective/device_directory.ts";
-import { adapterKind, checkDeviceId, deviceName, type LogicalDevice, toDeviceId } from "../collective/device_ids.ts";
-import type { DeviceReduceDtype } from "../collective/reduce_kernels.ts";
+import { DTYPE_SIZE, type JoinRequest } from "./collective_parts.ts";
+import { directory } from "./device_directory.ts";
+import { adapterKind, checkDeviceId, deviceName, type LogicalDevice, toDeviceId } from "./device_ids.ts";
+import type { DeviceReduceDtype } from "./reduce_kernels.ts";
 import { type CollectiveHost, reduceOnDevice, snapshotOnDevice, whole } from "./device_reduce.ts";
 import { CollectiveOps } from "./collective_ops.ts";
 import { describe } from "../_util/describe.ts";

@@ -1,13 +1,28 @@
 /**
- * Options of a server, and the default batching.
+ * Options of a server (how it gets its device, batching, memory, logging,
+ * timing, autotune and reads), and the default batching: what a client asks
+ * for, whichever thread its device lives on.
  *
  * @module
  */
 
 import type { LoggerOptions } from "../logger.ts";
-import type { DeviceOptions } from "./device.ts";
 import type { TuneCacheOption } from "../tune/create_tune_store.ts";
 import type { MemoryConfiguration, PersistentMemoryPolicy } from "../contract/memory_types.ts";
+
+/** How to obtain a device. */
+export interface DeviceOptions {
+  /** Options for `navigator.gpu.requestAdapter()`. */
+  adapter?: GPURequestAdapterOptions;
+  /**
+   * Use this device instead of requesting one. The caller keeps ownership:
+   * destroying the client leaves it usable. Its properties, fallback flag
+   * included, come from `device.adapterInfo`.
+   */
+  device?: GPUDevice;
+  /** Extra features to require (of a given `device`: features it must have). */
+  requiredFeatures?: GPUFeatureName[];
+}
 
 /** Options of a server. */
 export interface ServerOptions extends DeviceOptions {
