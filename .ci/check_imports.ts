@@ -3,13 +3,17 @@
  * every import points down the layers of `../shared/docs/design.md`:
  *
  * ```
- * mod.ts, server.ts ─► client ─► server ─► { stream, tune } ─► { graph, profile }
- *   ─► { memory, kernel } ─► contract ─► { _util, errors, ids, logger }
+ * mod.ts, server.ts ─► client ─► { worker/link, worker/host } ─► { server, worker/wire } ─► options
+ *   ─► { stream, tune, collective } ─► { graph, profile } ─► { memory, kernel } ─► contract
+ *   ─► { _util, errors, ids, logger }
  * ```
  *
  * A file may import files of its own folder (cycles among them are still
  * refused) and files of lower layers; never a higher layer, and never a
- * sibling folder of the same layer.
+ * sibling folder of the same layer. `src/worker/` is split by thread: the
+ * main thread's link (`worker/link`) and the Worker's host (`worker/host`),
+ * with the wire format both speak (`worker/wire`) below them; the link never
+ * imports `server/` (it reaches a server only through the wire).
  *
  * Usage: `deno run --allow-read --allow-run .ci/check_imports.ts [entry ...]`
  * (default entries: `mod.ts` and `server.ts` of the current folder). Exits 1
@@ -35,8 +39,15 @@ export const LAYERS: Readonly<Record<string, number>> = {
   "collective": 4,
   "options": 5,
   "server": 6,
-  "worker": 7,
+  "worker/wire": 6,
+  "worker/link": 7,
+  "worker/host": 7,
   "client": 8,
+};
+
+/** Imports refused whatever the layers say: folder → folders it never imports, and why. */
+export const NEVER: Readonly<Record<string, { folders: readonly string[]; why: string }>> = {
+  "worker/link": { folders: ["server"], why: "the Worker link reaches a server only through the wire" },
 };
 
 /** An import graph: file → files it imports (paths relative to the root). */
@@ -96,8 +107,10 @@ export function findCycles(graph: ImportGraph): string[][] {
   return cycles;
 }
 
-/** The layer key of a path under `src/` (`"stream"`, `"ids.ts"`), or null outside `src/`. */
+/** The layer key of a path under `src/` (`"stream"`, `"ids.ts"`, `"worker/link"`), or null outside `src/`. */
 function layerKey(path: string): string | null {
+  const worker = /^src\/(worker\/[^/]+)\//.exec(path);
+  if (worker !== null) return worker[1]!;
   const m = /^src\/([^/]+)/.exec(path);
   return m === null ? null : m[1]!;
 }
@@ -115,6 +128,10 @@ export function findLayerViolations(graph: ImportGraph): string[] {
         continue;
       }
       if (a === b) continue;
+      if (NEVER[a]?.folders.includes(b)) {
+        out.push(`${from} → ${to} (${a} never imports ${b}: ${NEVER[a]!.why})`);
+        continue;
+      }
       const la = LAYERS[a];
       const lb = LAYERS[b];
       if (la === undefined || lb === undefined) {

@@ -82,3 +82,24 @@ Deno.test("findLayerViolations refuses sibling folders of one layer, and allows 
     "src/memory/x.ts → src/kernel/y.ts (memory and kernel are siblings of one layer)",
   ]);
 });
+
+Deno.test("findLayerViolations keeps src/worker/ split by thread: the link never imports server/ or the host", () => {
+  const graph = new Map([
+    ["src/worker/link/c.ts", [
+      "src/worker/wire/p.ts",
+      "src/collective/d.ts",
+      "src/server/s.ts",
+      "src/worker/host/h.ts",
+    ]],
+    ["src/worker/host/h.ts", ["src/worker/wire/p.ts", "src/server/s.ts"]],
+    ["src/worker/wire/p.ts", ["src/options/o.ts", "src/server/s.ts"]],
+    ["src/worker/loose.ts", ["src/errors.ts"]],
+    ["src/client/c.ts", ["src/worker/link/c.ts", "src/worker/host/h.ts"]],
+  ]);
+  assert.deepEqual(findLayerViolations(graph), [
+    "src/worker/link/c.ts → src/server/s.ts (worker/link never imports server: the Worker link reaches a server only through the wire)",
+    "src/worker/link/c.ts → src/worker/host/h.ts (worker/link and worker/host are siblings of one layer)",
+    "src/worker/loose.ts → src/errors.ts (folder worker has no layer in .ci/check_imports.ts)",
+    "src/worker/wire/p.ts → src/server/s.ts (worker/wire and server are siblings of one layer)",
+  ]);
+});

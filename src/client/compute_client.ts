@@ -94,6 +94,9 @@ export type Answer<T extends Transport, V> = T extends "in-process" ? V : Promis
  * | `empty(n)` when no pool can serve it | throws `IoError` | the `IoError` is raised by the next `flush`, `sync` or `read` |
  * | `allReduce` | reduces on the host or the device | on the host: `reduceOn: "device"` is refused at the call |
  * | `server` | the `WebGpuServer` | throws `UnsupportedError`: the server is in the Worker |
+ * | `createClient({ device })` | uses the caller's `GPUDevice` | refused: a `GPUDevice` cannot cross to the Worker (options must be plain data) |
+ * | `fastReads` | as this thread's server decided at start | as the Worker's server decided at start |
+ * | `autotune(set, input)` | tunes with the server's tuner | the tuner runs on this thread, timing with the worker client's profiles |
  * | `destroy()` | destroys the device | the Worker destroys it after the commands already queued, then closes (`ended`) |
  *
  * The type parameter says which: `ComputeClient` (in process) and

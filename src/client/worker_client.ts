@@ -8,10 +8,13 @@
  * @module
  */
 
+// The Worker's entry, statically, so that `deno cache` and `deno compile` include the Worker's modules (the
+// link starts it by URL and never imports the Worker's side).
+import "../worker/host/worker_main.ts";
 import type { StreamId } from "../ids.ts";
 import type { ServerOptions } from "../options/server_options.ts";
-import type { ConnectionOptions, WorkerConnection } from "../worker/connection.ts";
-import { WorkerDevice } from "../worker/worker_device.ts";
+import type { ConnectionOptions, WorkerConnection } from "../worker/link/connection.ts";
+import { WorkerDevice } from "../worker/link/worker_device.ts";
 import { ComputeClient } from "./compute_client.ts";
 
 /**

@@ -10,11 +10,11 @@
  */
 
 import assert from "node:assert/strict";
-import { allocateRing, RingWriter } from "../../src/worker/command_ring.ts";
-import type { WorkerMessage } from "../../src/worker/protocol.ts";
-import { Op } from "../../src/worker/ring_layout.ts";
-import { writeShortRecord } from "../../src/worker/ring_records.ts";
-import { WorkerHost } from "../../src/worker/worker_host.ts";
+import { allocateRing, RingWriter } from "../../src/worker/wire/command_ring.ts";
+import type { WorkerMessage } from "../../src/worker/wire/protocol.ts";
+import { Op } from "../../src/worker/wire/ring_layout.ts";
+import { writeShortRecord } from "../../src/worker/link/ring_records.ts";
+import { WorkerHost } from "../../src/worker/host/worker_host.ts";
 
 Deno.test("a payload handed over in the same task as the loop's stall on it restarts the loop", async () => {
   const buffers = allocateRing(64);

@@ -8,9 +8,9 @@
  */
 
 import assert from "node:assert/strict";
-import { allocateRing, RingWriter } from "../../src/worker/command_ring.ts";
-import { RingReader } from "../../src/worker/ring_reader.ts";
-import { header, Op, opOf, SLOT_WORDS, slotsOf } from "../../src/worker/ring_layout.ts";
+import { allocateRing, RingWriter } from "../../src/worker/wire/command_ring.ts";
+import { RingReader } from "../../src/worker/host/ring_reader.ts";
+import { header, Op, opOf, SLOT_WORDS, slotsOf } from "../../src/worker/wire/ring_layout.ts";
 
 /** Writes a launch-shaped record of `slots` slots whose words after the header are `seq * 1000 + i`. */
 function put(w: RingWriter, seq: number, slots: number): void {

@@ -14,7 +14,7 @@ import {
   ServerError,
   ServerUnhealthyError,
 } from "../../mod.ts";
-import { encodeError, encodeValue, reviveError, reviveValue } from "../../src/worker/error_codec.ts";
+import { encodeError, encodeValue, reviveError, reviveValue } from "../../src/worker/wire/error_codec.ts";
 
 /** Encodes, clones as postMessage would, and revives. */
 function cross(e: unknown): Error {

@@ -16,7 +16,7 @@
  */
 
 import assert from "node:assert/strict";
-import { filePath } from "../../src/worker/worker_permission.ts";
+import { filePath } from "../../src/worker/link/worker_permission.ts";
 import { CASES } from "./_exit_cases.ts";
 
 const ROOT = new URL("../..", import.meta.url);

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { SharedBuffers } from "../../src/worker/shared_buffers.ts";
+import { SharedBuffers } from "../../src/worker/link/shared_buffers.ts";
 
 Deno.test("SharedBuffers.take() reuses a released buffer of the same size, and only of the same size", () => {
   const pool = new SharedBuffers();

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { closeDevices, CollectiveError, createClient, listDevices, WorkerClient } from "../../mod.ts";
 import type { ComputeClient, Transport } from "../../mod.ts";
-import { sharedBuffers } from "../../src/worker/shared_buffers.ts";
+import { sharedBuffers } from "../../src/worker/link/shared_buffers.ts";
 
 /** Sums of `n` sources of `len` f32 each, source i holding i + 0.5·j at j, rounded to f32 after each addition. */
 function expectedSums(n: number, len: number): number[] {

@@ -10,7 +10,7 @@
  */
 
 import assert from "node:assert/strict";
-import { filePath } from "../../src/worker/worker_permission.ts";
+import { filePath } from "../../src/worker/link/worker_permission.ts";
 
 const ROOT = new URL("../..", import.meta.url);
 

@@ -9,7 +9,7 @@
  * @module
  */
 
-import * as runtimeErrors from "../errors.ts";
+import * as runtimeErrors from "../../errors.ts";
 
 /** An error as plain, cloneable data. */
 export interface EncodedError {

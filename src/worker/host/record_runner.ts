@@ -13,16 +13,16 @@
  * @module
  */
 
-import type { Handle } from "../contract/handle.ts";
-import type { Kernel } from "../contract/kernel.ts";
-import type { BufferBinding } from "../contract/types.ts";
-import { ServerError } from "../errors.ts";
-import type { StreamId } from "../ids.ts";
-import { defineKernel } from "../kernel/define_kernel.ts";
-import type { LaunchPath } from "../server/launch_path.ts";
-import type { WebGpuServer } from "../server/webgpu_server.ts";
+import type { Handle } from "../../contract/handle.ts";
+import type { Kernel } from "../../contract/kernel.ts";
+import type { BufferBinding } from "../../contract/types.ts";
+import { ServerError } from "../../errors.ts";
+import type { StreamId } from "../../ids.ts";
+import { defineKernel } from "../../kernel/define_kernel.ts";
+import type { LaunchPath } from "../../server/launch_path.ts";
+import type { WebGpuServer } from "../../server/webgpu_server.ts";
 import { HandleTable } from "./handle_table.ts";
-import type { KernelPayload, WritePayload } from "./protocol.ts";
+import type { KernelPayload, WritePayload } from "../wire/protocol.ts";
 import {
   HAS_VIEWS,
   INFO_NONE,
@@ -34,7 +34,7 @@ import {
   Op,
   WRITE_FIXED,
   WRITE_INLINE,
-} from "./ring_layout.ts";
+} from "../wire/ring_layout.ts";
 
 /** Takes a record's payload, or returns undefined (and notes the wait) when it has not arrived. */
 export type TakePayload = (id: number) => unknown;

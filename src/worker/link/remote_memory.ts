@@ -7,7 +7,7 @@
  * @module
  */
 
-import { ManagedMemory } from "../contract/managed_memory.ts";
+import { ManagedMemory } from "../../contract/managed_memory.ts";
 
 /**
  * Memory held by a worker's server, counted on the main thread.

@@ -11,8 +11,8 @@
  * @module
  */
 
-import type { InitMessage, PayloadMessage, WorkerMessage } from "./protocol.ts";
-import { WORKER_NAME } from "./protocol.ts";
+import type { InitMessage, PayloadMessage, WorkerMessage } from "../wire/protocol.ts";
+import { WORKER_NAME } from "../wire/protocol.ts";
 import { WorkerHost } from "./worker_host.ts";
 
 /** The worker global scope, as far as this module uses it. */

@@ -1,17 +1,17 @@
 /**
- * Starting the Worker of a worker client: its module is imported statically
- * here, so `deno cache` and `deno compile` include it.
+ * Starting the Worker of a worker client. The link never imports the
+ * Worker's side (which holds the server): `worker_client.ts` imports the
+ * Worker's entry statically, so that `deno cache` and `deno compile` include it.
  *
  * @module
  */
 
-import "./worker_main.ts"; // statically, so `deno cache`/`deno compile` include the Worker's modules
-import { ServerError } from "../errors.ts";
-import type { ServerOptions } from "../options/server_options.ts";
-import { allocateRing, type RingBuffers } from "./command_ring.ts";
-import { reviveError } from "./error_codec.ts";
-import { type InitMessage, type ReadyMessage, WORKER_NAME, type WorkerMessage } from "./protocol.ts";
-import { workerClosed } from "./thread_exit.ts";
+import { ServerError } from "../../errors.ts";
+import type { ServerOptions } from "../../options/server_options.ts";
+import { allocateRing, type RingBuffers } from "../wire/command_ring.ts";
+import { reviveError } from "../wire/error_codec.ts";
+import { type InitMessage, type ReadyMessage, WORKER_NAME, type WorkerMessage } from "../wire/protocol.ts";
+import { workerClosed } from "../wire/thread_exit.ts";
 import { checkWorkerPermission } from "./worker_permission.ts";
 
 /**
@@ -27,7 +27,7 @@ export async function startWorker(
   options: ServerOptions,
   ringSlots: number,
 ): Promise<{ worker: Worker; buffers: RingBuffers; ready: ReadyMessage }> {
-  const url = new URL("./worker_main.ts", import.meta.url);
+  const url = new URL("../host/worker_main.ts", import.meta.url);
   checkWorkerPermission(url);
   const buffers = allocateRing(ringSlots);
   const worker = new Worker(url, { type: "module", name: WORKER_NAME });

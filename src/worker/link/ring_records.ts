@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { BufferBinding, InfoWords, LaunchMode } from "../contract/types.ts";
-import type { RingWriter } from "./command_ring.ts";
+import type { BufferBinding, InfoWords, LaunchMode } from "../../contract/types.ts";
+import type { RingWriter } from "../wire/command_ring.ts";
 import type { RemoteMemory } from "./remote_memory.ts";
 import {
   HAS_VIEWS,
@@ -27,7 +27,7 @@ import {
   slotsFor,
   WRITE_FIXED,
   WRITE_INLINE,
-} from "./ring_layout.ts";
+} from "../wire/ring_layout.ts";
 
 /** True when a binding views part of its memory (offsets travel with it). */
 function isView(b: BufferBinding): boolean {

@@ -14,13 +14,13 @@
  * @module
  */
 
-import { WebGpuServer } from "../server/webgpu_server.ts";
+import { WebGpuServer } from "../../server/webgpu_server.ts";
 import { RingReader } from "./ring_reader.ts";
-import { encodeError } from "./error_codec.ts";
-import type { CallPayload, InitMessage, WireBinding, WorkerMessage, WorkerStats } from "./protocol.ts";
-import { LoopState, Op, opOf, slotsOf } from "./ring_layout.ts";
+import { encodeError } from "../wire/error_codec.ts";
+import type { CallPayload, InitMessage, WireBinding, WorkerMessage, WorkerStats } from "../wire/protocol.ts";
+import { LoopState, Op, opOf, slotsOf } from "../wire/ring_layout.ts";
 import { RecordRunner } from "./record_runner.ts";
-import { ownThreadId } from "./thread_exit.ts";
+import { ownThreadId } from "../wire/thread_exit.ts";
 import { runCall } from "./worker_calls.ts";
 
 /** Posts a message to the main thread, moving `transfer`. */

@@ -7,13 +7,13 @@
  * @module
  */
 
-import { Handle } from "../contract/handle.ts";
-import type { Kernel } from "../contract/kernel.ts";
-import { ManagedMemory } from "../contract/managed_memory.ts";
-import type { BufferBinding, MemoryKind } from "../contract/types.ts";
-import { IoError } from "../errors.ts";
-import type { StreamId } from "../ids.ts";
-import type { WebGpuServer } from "../server/webgpu_server.ts";
+import { Handle } from "../../contract/handle.ts";
+import type { Kernel } from "../../contract/kernel.ts";
+import { ManagedMemory } from "../../contract/managed_memory.ts";
+import type { BufferBinding, MemoryKind } from "../../contract/types.ts";
+import { IoError } from "../../errors.ts";
+import type { StreamId } from "../../ids.ts";
+import type { WebGpuServer } from "../../server/webgpu_server.ts";
 
 /** A slot's handle and the views of it bound so far. */
 interface Held {

@@ -27,30 +27,35 @@ import type {
   ProfileDuration,
   ProfileTicks,
   ReduceOperation,
-} from "../contract/types.ts";
-import type { ManagedMemory } from "../contract/managed_memory.ts";
-import type { Kernel } from "../contract/kernel.ts";
-import type { Handle } from "../contract/handle.ts";
-import type { DeviceLink, LinkLauncher } from "../contract/device_link.ts";
-import type { ServerUtilities } from "../contract/compute_server.ts";
-import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
-import { checkDescriptor } from "../contract/descriptors.ts";
-import { checkStagingSizes } from "../contract/handle_checks.ts";
-import { DeviceLostError, UnsupportedError } from "../errors.ts";
-import type { GraphId, ProfilingToken, StreamId } from "../ids.ts";
-import { describe } from "../_util/describe.ts";
-import { resolveMemoryConfiguration } from "../memory/memory_config.ts";
-import { badDeviceIndex, directory, sameOptions } from "../collective/device_directory.ts";
-import { ServerCollectives } from "../collective/server_collectives.ts";
-import type { CollectiveHost } from "../collective/device_reduce.ts";
-import type { ServerOptions } from "../options/server_options.ts";
-import { deviceTuner } from "../tune/device_tuner.ts";
-import type { Tuner } from "../tune/tuner.ts";
+} from "../../contract/types.ts";
+import type { ManagedMemory } from "../../contract/managed_memory.ts";
+import type { Kernel } from "../../contract/kernel.ts";
+import type { Handle } from "../../contract/handle.ts";
+import type { DeviceLink, LinkLauncher } from "../../contract/device_link.ts";
+import type { ServerUtilities } from "../../contract/compute_server.ts";
+import type {
+  MemoryAllocationMode,
+  MemoryConfiguration,
+  MemoryReport,
+  MemoryUsage,
+} from "../../contract/memory_types.ts";
+import { checkDescriptor } from "../../contract/descriptors.ts";
+import { checkStagingSizes } from "../../contract/handle_checks.ts";
+import { DeviceLostError, UnsupportedError } from "../../errors.ts";
+import type { GraphId, ProfilingToken, StreamId } from "../../ids.ts";
+import { describe } from "../../_util/describe.ts";
+import { resolveMemoryConfiguration } from "../../memory/memory_config.ts";
+import { badDeviceIndex, directory, sameOptions } from "../../collective/device_directory.ts";
+import { ServerCollectives } from "../../collective/server_collectives.ts";
+import type { CollectiveHost } from "../../collective/device_reduce.ts";
+import type { ServerOptions } from "../../options/server_options.ts";
+import { deviceTuner } from "../../tune/device_tuner.ts";
+import type { Tuner } from "../../tune/tuner.ts";
 import { type ConnectionOptions, WorkerConnection } from "./connection.ts";
-import { encodeValue, reviveValue } from "./error_codec.ts";
-import type { WireBytes, WireDescriptor, WireDuration } from "./protocol.ts";
+import { encodeValue, reviveValue } from "../wire/error_codec.ts";
+import type { WireBytes, WireDescriptor, WireDuration } from "../wire/protocol.ts";
 import type { RemoteMemory } from "./remote_memory.ts";
-import { WRITE_INLINE_MAX } from "./ring_layout.ts";
+import { WRITE_INLINE_MAX } from "../wire/ring_layout.ts";
 import { sharedBuffers } from "./shared_buffers.ts";
 
 /** Sources of at least this many bytes are read into shared memory (an all-reduce of them splits its reduction). */

@@ -5,8 +5,17 @@
  * @module
  */
 
-import type { RingBuffers } from "./command_ring.ts";
-import { HEAD, LAST_PAYLOAD, LOOP_STATE, SLEEP, SLOT_WORDS, STALLED_ON, TAIL, WANT_SPACE } from "./ring_layout.ts";
+import type { RingBuffers } from "../wire/command_ring.ts";
+import {
+  HEAD,
+  LAST_PAYLOAD,
+  LOOP_STATE,
+  SLEEP,
+  SLOT_WORDS,
+  STALLED_ON,
+  TAIL,
+  WANT_SPACE,
+} from "../wire/ring_layout.ts";
 
 /**
  * The consumer side, in the worker: `available()` slots are readable from

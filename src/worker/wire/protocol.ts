@@ -13,8 +13,8 @@
  * @module
  */
 
-import type { DeviceProperties, ElemType, ReduceOperation } from "../contract/types.ts";
-import type { ServerOptions } from "../options/server_options.ts";
+import type { DeviceProperties, ElemType, ReduceOperation } from "../../contract/types.ts";
+import type { ServerOptions } from "../../options/server_options.ts";
 import type { EncodedError } from "./error_codec.ts";
 import type { RingBuffers } from "./command_ring.ts";
 

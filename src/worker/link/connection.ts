@@ -12,25 +12,25 @@
  * @module
  */
 
-import { ExclusiveLock } from "../_util/exclusive_lock.ts";
-import { Handle } from "../contract/handle.ts";
-import type { Kernel } from "../contract/kernel.ts";
-import { checkLaunch, type LaunchLimits, launchLimits } from "../contract/launch_checks.ts";
-import type { BufferBinding, DeviceProperties, InfoWords, LaunchMode, MemoryKind } from "../contract/types.ts";
-import type { MemoryAllocationMode } from "../contract/memory_types.ts";
-import { DeviceLostError, GraphStateError, ServerError } from "../errors.ts";
-import type { GraphId, StreamId } from "../ids.ts";
-import { CaptureStateMachine } from "../graph/capture_state.ts";
-import { HostStagingPool } from "../memory/host_staging.ts";
-import { ContiguousLayoutPolicy } from "../memory/layout_policy.ts";
-import type { ServerOptions } from "../options/server_options.ts";
-import { RingWriter } from "./command_ring.ts";
-import { reviveError } from "./error_codec.ts";
-import type { CallPayload, WorkerMessage, WritePayload } from "./protocol.ts";
+import { ExclusiveLock } from "../../_util/exclusive_lock.ts";
+import { Handle } from "../../contract/handle.ts";
+import type { Kernel } from "../../contract/kernel.ts";
+import { checkLaunch, type LaunchLimits, launchLimits } from "../../contract/launch_checks.ts";
+import type { BufferBinding, DeviceProperties, InfoWords, LaunchMode, MemoryKind } from "../../contract/types.ts";
+import type { MemoryAllocationMode } from "../../contract/memory_types.ts";
+import { DeviceLostError, GraphStateError, ServerError } from "../../errors.ts";
+import type { GraphId, StreamId } from "../../ids.ts";
+import { CaptureStateMachine } from "../../graph/capture_state.ts";
+import { HostStagingPool } from "../../memory/host_staging.ts";
+import { ContiguousLayoutPolicy } from "../../memory/layout_policy.ts";
+import type { ServerOptions } from "../../options/server_options.ts";
+import { RingWriter } from "../wire/command_ring.ts";
+import { reviveError } from "../wire/error_codec.ts";
+import type { CallPayload, WorkerMessage, WritePayload } from "../wire/protocol.ts";
 import { RemoteMemory } from "./remote_memory.ts";
-import { hi, lo, LoopState, Op, WRITE_INLINE_MAX } from "./ring_layout.ts";
+import { hi, lo, LoopState, Op, WRITE_INLINE_MAX } from "../wire/ring_layout.ts";
 import { writeLaunch, writeShortRecord, writeStreamRecord, writeWrite } from "./ring_records.ts";
-import { type ExitParticipant, workerClosed, workerOpened } from "./thread_exit.ts";
+import { type ExitParticipant, workerClosed, workerOpened } from "../wire/thread_exit.ts";
 import { startWorker } from "./worker_start.ts";
 
 /** Options of a connection that tests and benches set. */
@@ -55,7 +55,7 @@ export class WorkerConnection implements ExitParticipant {
   readonly properties: DeviceProperties;
   /** Stream slots of the server. */
   readonly maxStreams: number;
-  /** Whether the worker's server reads through early maps (see `MemoryClient.fastReads`). */
+  /** Whether the worker's server reads through early maps (see `ComputeClient.fastReads`). */
   readonly fastReads: boolean;
   /** What launches are checked against on the main thread (the same door as the server's). */
   readonly limits: LaunchLimits;

@@ -34,7 +34,7 @@ export function checkWorkerPermission(url: URL): void {
   // A `deno compile` binary serves its modules from an embedded file system under
   // `…/deno-compile-<name>/`: Deno decides there (not verified here: no `deno compile` run in the tests).
   if (url.pathname.includes("/deno-compile-")) return;
-  const root = filePath(new URL("../..", url));
+  const root = filePath(new URL("../../..", url));
   const status = Deno.permissions.querySync?.({ name: "read", path: root });
   if (status === undefined || status.state === "granted") return;
   throw new Deno.errors.NotCapable(

@@ -8,16 +8,16 @@
  * @module
  */
 
-import type { Handle } from "../contract/handle.ts";
-import type { BufferBinding, CopyDescriptor } from "../contract/types.ts";
-import type { MemoryConfiguration } from "../contract/memory_types.ts";
-import { reduceOnHost } from "../collective/host_reduce.ts";
-import type { ProfilingToken } from "../ids.ts";
-import { combineUsage } from "../memory/memory_usage.ts";
-import { discardProfile } from "../stream/stream_profiles.ts";
-import type { WebGpuServer } from "../server/webgpu_server.ts";
-import { encodeError, encodeValue } from "./error_codec.ts";
-import type { CallPayload, WireBinding, WireBytes, WireDuration } from "./protocol.ts";
+import type { Handle } from "../../contract/handle.ts";
+import type { BufferBinding, CopyDescriptor } from "../../contract/types.ts";
+import type { MemoryConfiguration } from "../../contract/memory_types.ts";
+import { reduceOnHost } from "../../collective/host_reduce.ts";
+import type { ProfilingToken } from "../../ids.ts";
+import { combineUsage } from "../../memory/memory_usage.ts";
+import { discardProfile } from "../../stream/stream_profiles.ts";
+import type { WebGpuServer } from "../../server/webgpu_server.ts";
+import { encodeError, encodeValue } from "../wire/error_codec.ts";
+import type { CallPayload, WireBinding, WireBytes, WireDuration } from "../wire/protocol.ts";
 
 /** A call's result: what to post back, and the buffers to transfer with it. */
 export interface CallResult {
