@@ -1,6 +1,6 @@
 /**
  * The import check of the gate: no import cycle among the module's files, and
- * every import points down the layers of `../shared/docs/design.md`:
+ * every import points down the layers of the design:
  *
  * ```
  * mod.ts, server.ts ─► client ─► { worker/link, worker/host } ─► { server, worker/wire } ─► options
