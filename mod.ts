@@ -12,7 +12,7 @@
  * ```ts
  * import { createClient, defineKernel } from "@denogpu/runtime";
  *
- * const client = await createClient();
+ * await using client = await createClient(); // the device goes at the end of the scope
  * const scale = defineKernel({
  *   name: "scale",
  *   wgsl: `
@@ -22,11 +22,14 @@
  *       if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] * k; }
  *     }`,
  * });
- * const x = client.create(new Float32Array([1, 2, 3]));
- * client.launch(scale, [1], [x], new Float32Array([10]));
- * console.log(new Float32Array((await client.read(x)).buffer)); // [10, 20, 30]
- * client.destroy();
+ * using x = client.create(new Float32Array([1, 2, 3])); // released at the end of the scope
+ * client.launch(scale, [1], [x], new Float32Array([10])); // the last binding takes the info words
+ * console.log(await client.read(x, Float32Array)); // Float32Array(3) [ 10, 20, 30 ]
  * ```
+ *
+ * Guides: the package's `README.md` and `docs/` (kernels and porting, memory,
+ * reads and streams, the Worker client, devices and collectives, profiling,
+ * autotune, graphs, errors).
  *
  * @module
  */

@@ -37,7 +37,7 @@ one() {
   log="$OUT/logs/$name.txt"
   start=$(date +%s%N)
   if [ "$file" = "doc" ]; then
-    timeout -k 10 "$LIMIT" deno test --doc "${FLAGS[@]}" src/ mod.ts server.ts tune.ts README.md > "$log" 2>&1
+    timeout -k 10 "$LIMIT" deno test --doc "${FLAGS[@]}" src/ mod.ts server.ts tune.ts README.md docs/ > "$log" 2>&1
   else
     timeout -k 10 "$LIMIT" deno test "${FLAGS[@]}" "$file" > "$log" 2>&1
   fi
