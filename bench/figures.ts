@@ -238,10 +238,36 @@ result.read = {
   tfjs_p50_ms: tf ? quantile(readTf, 0.5) : null,
 };
 const stepRuntime = await samples(STEPS, 20, () => runtimeStep(200));
+// Where the step's time goes: the host's encoding of 200 launches, the device's time for them, and a replay of them.
+const encode = await samples(STEPS, 20, async () => {
+  const t0 = performance.now();
+  for (let i = 0; i < 200; i++) client.launch(add, one, bufs);
+  const ms = performance.now() - t0;
+  await client.sync();
+  return ms;
+});
+const profiled = await client.profile(() => {
+  for (let i = 0; i < 200; i++) client.launch(add, one, bufs);
+});
+const graph = await client.capture(() => {
+  for (let i = 0; i < 200; i++) client.launch(add, one, bufs);
+});
+const stepReplay = await samples(STEPS, 20, async () => {
+  const t0 = performance.now();
+  graph.replay();
+  const v = (await client.read(c, Float32Array))[0]!;
+  if (v !== 3) throw new Error(`replay read ${v}, want 3`);
+  return performance.now() - t0;
+});
+graph.destroy();
 const stepRaw = await samples(STEPS, 20, () => rawStep(200));
 const stepTf = tf ? await samples(Math.min(STEPS, 40), 5, () => tfStep(200)) : [];
 result.step = {
   runtime_p50_ms: quantile(stepRuntime, 0.5),
+  runtime_min_ms: Math.min(...stepRuntime),
+  replay_p50_ms: quantile(stepReplay, 0.5),
+  encode_p50_ms: quantile(encode, 0.5),
+  device_ms: profiled.nanos / 1e6,
   raw_p50_ms: quantile(stepRaw, 0.5),
   tfjs_p50_ms: tf ? quantile(stepTf, 0.5) : null,
 };
@@ -262,9 +288,12 @@ console.log(
   }; tfjs p50 ${f(result.read.tfjs_p50_ms)}`,
 );
 console.log(
-  `200-launch step + read ms p50: runtime ${f(result.step.runtime_p50_ms)}, raw early ${
-    f(result.step.raw_p50_ms)
-  }, tfjs ${f(result.step.tfjs_p50_ms)}`,
+  `200-launch step + read ms p50: runtime ${f(result.step.runtime_p50_ms)} (min ${f(result.step.runtime_min_ms)}), ` +
+    `raw early ${f(result.step.raw_p50_ms)}, graph.replay() ${f(result.step.replay_p50_ms)}, tfjs ${
+      f(result.step.tfjs_p50_ms)
+    }; host encode of the 200 launches ${f(result.step.encode_p50_ms)} ms, device time of the 200 ${
+      f(result.step.device_ms)
+    } ms (${profiled.duration.method} timing)`,
 );
 const out = env("OUT");
 if (out) {
