@@ -49,6 +49,7 @@ export type {
   ProfileResult,
   Tensor,
   TypedArrayType,
+  WaitOptions,
 } from "./src/client/client_types.ts";
 export type { ServerOptions } from "./src/options/server_options.ts";
 export type { DeviceOptions } from "./src/options/server_options.ts";

@@ -14,7 +14,8 @@ import type { MemoryLayoutDescriptor } from "../contract/memory_types.ts";
 import type { CopyDescriptor } from "../contract/types.ts";
 import type { StreamId } from "../ids.ts";
 import type { DeviceLink } from "../contract/device_link.ts";
-import { type HostData, type Tensor, toBytes, type TypedArrayType } from "./client_types.ts";
+import { type HostData, type Tensor, toBytes, type TypedArrayType, type WaitOptions } from "./client_types.ts";
+import { quiet, readFailed, waitFor, waitSignal } from "./_waits.ts";
 import { allocTensors, checkTensorEntries, planTensors } from "./_tensors.ts";
 import { describe } from "../_util/describe.ts";
 
@@ -122,6 +123,7 @@ export function asTyped<T>(bytes: Uint8Array<ArrayBuffer>, type: TypedArrayType<
  * @param handles The memory.
  * @param type The element type, or undefined for bytes.
  * @param call The call errors name: `"read"` for a single `read`, else `readMany[i]`.
+ * @param options The caller's signal, if any (see `_waits.ts`).
  * @returns The contents.
  */
 export function readManyOn<T>(
@@ -129,8 +131,10 @@ export function readManyOn<T>(
   handles: readonly Handle[],
   type: TypedArrayType<T> | undefined,
   call: "read" | "readMany" = "readMany",
+  options?: WaitOptions,
 ): Promise<T[]> {
   try {
+    const signal = options === undefined ? undefined : waitSignal(options, call);
     if (!Array.isArray(handles)) throw new TypeError("readMany: handles must be an array of Handle");
     let size = 1;
     const descriptors: CopyDescriptor[] = handles.map((h, i) => {
@@ -139,20 +143,32 @@ export function readManyOn<T>(
       size = elementSize(type, handle.sizeInUse, where);
       return { binding: handle, shape: [handle.sizeInUse], strides: [1], elemSize: 1 };
     });
-    return t.link.read(descriptors, t.stream, true).then((out) => out.map((b) => asTyped(b, type, size)));
+    const typed = (out: Uint8Array<ArrayBuffer>[]) => out.map((b) => asTyped(b, type, size));
+    if (signal === undefined && quiet()) return t.link.read(descriptors, t.stream, true).then(typed, readFailed);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return waitFor(t, t.link.read(descriptors, t.stream, true), "read", signal).then(typed);
   } catch (e) {
     return Promise.reject(e);
   }
 }
 
 /** Reads a tensor with contiguous strides (see `ComputeClient.readTensor`). */
-export function readTensorOn<T>(t: Target, tensor: Tensor, type: TypedArrayType<T> | undefined): Promise<T> {
+export function readTensorOn<T>(
+  t: Target,
+  tensor: Tensor,
+  type: TypedArrayType<T> | undefined,
+  options?: WaitOptions,
+): Promise<T> {
   try {
+    const signal = options === undefined ? undefined : waitSignal(options, "readTensor");
     const h = checkHandle(t.link.owner, tensor?.handle, "readTensor");
     const descriptor = h.copyDescriptor(tensor.shape, tensor.strides, tensor.elemSize);
     // The door of reads, here once: the link trusts it.
     const size = elementSize(type, checkReads(t.link.owner, [descriptor], null, "readTensor")[0]!, "readTensor");
-    return t.link.read([descriptor], t.stream, true).then((out) => asTyped(out[0]!, type, size));
+    const typed = (out: Uint8Array<ArrayBuffer>[]) => asTyped(out[0]!, type, size);
+    if (signal === undefined && quiet()) return t.link.read([descriptor], t.stream, true).then(typed, readFailed);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return waitFor(t, t.link.read([descriptor], t.stream, true), "read", signal).then(typed);
   } catch (e) {
     return Promise.reject(e);
   }

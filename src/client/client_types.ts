@@ -72,6 +72,25 @@ export interface ProfileOptions {
   trace?: string | URL;
 }
 
+/**
+ * Options of a call that waits for the device: `read`, `readMany`,
+ * `readTensor` and `sync`.
+ */
+export interface WaitOptions {
+  /**
+   * Abandons the wait: once it aborts, the call's promise rejects with
+   * `signal.reason`. Only the wait is abandoned: the read or sync was issued
+   * at the call and runs on, in order with the work around it, and its
+   * result is dropped when it comes. Queued errors it drains
+   * (`ServerUnhealthyError`) are not lost: the next `read`, `readMany`,
+   * `readTensor`, `sync` or `flush` on that stream rejects with them (unless
+   * a read that shared its device wait already did). A signal already
+   * aborted at the call rejects at once, after the arguments are checked,
+   * and issues nothing.
+   */
+  signal?: AbortSignal;
+}
+
 /** Options of one launch. */
 export interface LaunchOptions {
   /** `skip` compiles and caches without dispatching. @default "execute" */

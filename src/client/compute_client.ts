@@ -53,6 +53,7 @@ import {
   readTensorOn,
   writeOn,
 } from "./_data.ts";
+import { flushOn, quiet, syncOn } from "./_waits.ts";
 import { allReduceOn, recvOn, sendOn } from "./_collectives.ts";
 import { captureSection, profileSection } from "./_sections.ts";
 import type {
@@ -62,6 +63,7 @@ import type {
   ProfileResult,
   Tensor,
   TypedArrayType,
+  WaitOptions,
 } from "./client_types.ts";
 import { Graph } from "./graph_handle.ts";
 
@@ -255,27 +257,60 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   }
 
   /**
-   * Reads `handle`'s bytes, or its elements as `type`. Reads requested in the
-   * same tick share one device wait.
+   * Reads `handle`'s bytes, or its elements as `type`, as the work queued
+   * before the call leaves them. Reads requested in the same tick share one
+   * device wait.
+   *
+   * `options.signal` abandons the wait, not the read: once it aborts, the
+   * promise rejects with `signal.reason`, while the read, issued at the call,
+   * runs on in order with the work around it and its bytes are dropped;
+   * queued work still runs and the client stays usable. Queued errors the
+   * abandoned read drains are raised by the next read, `sync` or `flush` on
+   * this stream. A signal already aborted rejects at once and reads nothing.
+   *
+   * @example Abandon a read
+   * ```ts
+   * import { createClient } from "@denogpu/runtime";
+   *
+   * await using client = await createClient();
+   * using x = client.create(new Float32Array([1, 2, 3]));
+   * const controller = new AbortController();
+   * const read = client.read(x, Float32Array, { signal: controller.signal });
+   * controller.abort(new Error("no longer needed"));
+   * await read.catch((e) => console.log(e.message)); // "no longer needed"
+   * console.log(await client.read(x, Float32Array)); // Float32Array(3) [1, 2, 3]
+   * ```
    *
    * @param handle The memory.
    * @param type A typed array constructor, e.g. `Float32Array`; bytes when omitted.
-   * @returns Exactly `sizeInUse` bytes; rejects with `ServerUnhealthyError` when the stream had queued errors.
-   * @throws {RangeError} When the bytes are not a whole number of `type`'s elements (before anything is read).
+   * @param options `signal` abandons the wait (see above).
+   * @returns Exactly `sizeInUse` bytes. Rejects with `ServerUnhealthyError` when the stream had queued errors
+   * (or an abandoned read or sync on it drained some), with `signal.reason` once the signal aborts, with
+   * `DeviceLostError` once the device is gone, and with `TypeError` or `RangeError` for a bad handle, type or
+   * options, before anything is read.
    */
-  async read<T = Uint8Array<ArrayBuffer>>(handle: Handle, type?: TypedArrayType<T>): Promise<T> {
-    return (await readManyOn(this, [handle], type, "read"))[0]!;
+  async read<T = Uint8Array<ArrayBuffer>>(
+    handle: Handle,
+    type?: TypedArrayType<T>,
+    options?: WaitOptions,
+  ): Promise<T> {
+    return (await readManyOn(this, [handle], type, "read", options))[0]!;
   }
 
   /**
-   * Reads several handles with one copy batch and one device wait.
+   * Reads several handles with one copy batch and one device wait; see `read`.
    *
    * @param handles The memory.
    * @param type A typed array constructor for every result; bytes when omitted.
-   * @returns Their contents, in order.
+   * @param options `signal` abandons the wait, not the reads, as in `read`.
+   * @returns Their contents, in order. Rejects as `read` does.
    */
-  readMany<T = Uint8Array<ArrayBuffer>>(handles: readonly Handle[], type?: TypedArrayType<T>): Promise<T[]> {
-    return readManyOn(this, handles, type);
+  readMany<T = Uint8Array<ArrayBuffer>>(
+    handles: readonly Handle[],
+    type?: TypedArrayType<T>,
+    options?: WaitOptions,
+  ): Promise<T[]> {
+    return readManyOn(this, handles, type, "readMany", options);
   }
 
   /**
@@ -301,14 +336,20 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   }
 
   /**
-   * Reads a tensor (contiguous strides only).
+   * Reads a tensor (contiguous strides only); see `read`.
    *
    * @param tensor The tensor.
    * @param type A typed array constructor; bytes when omitted.
-   * @returns Exactly `product(shape) × elemSize` bytes; rejects with `IoError` `unsupported-strides` for other strides.
+   * @param options `signal` abandons the wait, not the read, as in `read`.
+   * @returns Exactly `product(shape) × elemSize` bytes. Rejects with `IoError` `unsupported-strides` for other
+   * strides, and otherwise as `read` does.
    */
-  readTensor<T = Uint8Array<ArrayBuffer>>(tensor: Tensor, type?: TypedArrayType<T>): Promise<T> {
-    return readTensorOn(this, tensor, type);
+  readTensor<T = Uint8Array<ArrayBuffer>>(
+    tensor: Tensor,
+    type?: TypedArrayType<T>,
+    options?: WaitOptions,
+  ): Promise<T> {
+    return readTensorOn(this, tensor, type, options);
   }
 
   /**
@@ -453,19 +494,29 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   /**
    * Submits queued work and raises queued errors, without waiting for the device.
    *
-   * @returns Rejects with `ServerUnhealthyError` when errors were queued.
+   * @returns Rejects with `ServerUnhealthyError` when errors were queued, or an abandoned read or sync on this
+   * stream drained some (see `read`).
    */
   flush(): Promise<void> {
-    return this.link.flush(this.stream);
+    return quiet() ? this.link.flush(this.stream) : flushOn(this);
   }
 
   /**
    * Waits until the device has run everything submitted, then raises queued errors.
    *
-   * @returns Rejects with `ServerUnhealthyError` when errors were queued.
+   * `options.signal` abandons the wait, not the sync: once it aborts, the
+   * promise rejects with `signal.reason`, while the sync, issued at the call,
+   * runs on; queued work still runs and the client stays usable. Queued
+   * errors it drains are raised by the next read, `sync` or `flush` on this
+   * stream. A signal already aborted rejects at once and issues nothing.
+   *
+   * @param options `signal` abandons the wait.
+   * @returns Rejects with `ServerUnhealthyError` when errors were queued (or an abandoned read or sync on this
+   * stream drained some), with `signal.reason` once the signal aborts, with `DeviceLostError` once the device is
+   * gone, and with `TypeError` for bad options.
    */
-  async sync(): Promise<void> {
-    await this.link.sync(this.stream);
+  async sync(options?: WaitOptions): Promise<void> {
+    await (options === undefined && quiet() ? this.link.sync(this.stream) : syncOn(this, options));
     this.link.profileSummary();
   }
 
