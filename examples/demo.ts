@@ -19,6 +19,8 @@ import {
   formatMemoryUsage,
   type Handle,
 } from "../mod.ts";
+// The runtime's byte formatter (binary units, as formatMemoryUsage prints them); internal, so copy it with the demo.
+import { formatBytes } from "../src/_util/format.ts";
 
 const N = 1 << 20; // elements of the elementwise and reduction stages
 const MM = 512; // matrix size (MM × MM × MM)
@@ -148,6 +150,7 @@ function printAdapter(client: ComputeClient): void {
   const { identity: id, features: f, hardware: h, limits } = client.properties;
   const row = (label: string, text: string) => console.log(`  ${label.padEnd(13)} ${text}`);
   const lim = (k: string) => limits[k]?.toLocaleString("en-US") ?? "?";
+  const bytes = (k: string, v = limits[k]) => v === undefined ? "?" : formatBytes(v);
   row("description", id.description || "(none)");
   const vendorHex = /^\d+$/.test(id.vendor) ? ` (vendor id 0x${Number(id.vendor).toString(16)})` : "";
   if (id.vendor) row("vendor", id.vendor + vendorHex);
@@ -156,9 +159,9 @@ function printAdapter(client: ComputeClient): void {
   row("fallback", `${id.isFallbackAdapter}${software ? " (software adapter: kernels run on the CPU)" : ""}`);
   row("features", `${f.all.join(", ") || "(none)"}; timing method "${client.properties.timingMethod}"`);
   row("workgroups", `≤ ${h.maxUnitsPerCube} invocations, size ≤ [${h.maxCubeDim}], ≤ ${h.maxCubeCount[0]} per dim`);
-  row("shared mem", `${lim("maxComputeWorkgroupStorageSize")} B per workgroup`);
+  row("shared mem", `${bytes("maxComputeWorkgroupStorageSize")} per workgroup`);
   row("subgroups", `${h.planeSizeMin}–${h.planeSizeMax} lanes`);
-  row("buffer size", `≤ ${lim("maxBufferSize")} B, ≤ ${lim("maxStorageBufferBindingSize")} B per binding`);
+  row("buffer size", `≤ ${bytes("maxBufferSize")}, ≤ ${bytes("maxStorageBufferBindingSize")} per binding`);
   row("bindings", `${lim("maxStorageBuffersPerShaderStage")} storage buffers per shader stage`);
 }
 
@@ -177,7 +180,8 @@ async function elementwise(client: ComputeClient): Promise<Handle[]> {
   client.launch(fma, [groups], [ha, hb, hc, hOut], new Uint32Array([N]));
   client.launch(leakyRelu, [groups], [hOut, hRelu], reluInfo);
   const [outB, reluB] = await client.readMany([hOut, hRelu]);
-  console.log(`  upload 3 × 4 MiB + fma + leaky_relu + read 2 × 4 MiB: ${fmtMs(since(t0))} (first run compiles)`);
+  const size = formatBytes(N * 4);
+  console.log(`  upload 3 × ${size} + fma + leaky_relu + read 2 × ${size}: ${fmtMs(since(t0))} (first run compiles)`);
   const [out, relu] = [f32(outB!), f32(reluB!)];
   // The device may or may not fuse a*b+c into one rounding: allow one rounding
   // of each term, i.e. |err| ≤ EPS × (|a·b| + |c|).

@@ -28,13 +28,16 @@ export function combineUsage(...usages: MemoryUsage[]): MemoryUsage {
 }
 
 /**
- * Formats a usage on one line, with efficiency percentages.
+ * Formats a usage on one line, with efficiency percentages. Sizes are in
+ * binary units (B, KiB, MiB, GiB, TiB): a count a unit states exactly prints
+ * without decimals ("8 KiB", "1.5 MiB"), a rounded one keeps its trailing
+ * zeros ("1.46 KiB").
  *
  * @example Usage
  * ```ts
  * import { formatMemoryUsage } from "@denogpu/runtime";
  * console.log(formatMemoryUsage({ numberAllocs: 2, bytesInUse: 1500, bytesPadding: 36, bytesReserved: 8192 }));
- * // 2 allocations, 1.50 KB in use (18.3% of reserved), 36 B padding, 8.19 KB reserved
+ * // 2 allocations, 1.46 KiB in use (18.3% of reserved), 36 B padding, 8 KiB reserved
  * ```
  *
  * @param usage The usage to format.
@@ -68,7 +71,8 @@ function formatShape(shape: PoolShape): string {
 }
 
 /**
- * Formats a report as a table, one line per pool in routing order.
+ * Formats a report as a table, one line per pool in routing order, sizes in
+ * binary units as {@linkcode formatMemoryUsage} prints them.
  *
  * @example Print the pools of a client's stream
  * ```ts

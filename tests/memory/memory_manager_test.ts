@@ -331,7 +331,7 @@ Deno.test("a size no pool accepts fails with buffer-too-big naming the largest p
     () => mm.reserve(700),
     (e: unknown) => e instanceof IoError && e.kind === "buffer-too-big" && e.size === 700,
   );
-  assert.throws(() => mm.reserve(5000), /largest pool serves 1024 B/);
+  assert.throws(() => mm.reserve(5000), /largest pool serves 1 KiB/);
 });
 
 Deno.test("a reservation no pool accepts is refused before it counts or sweeps anything", () => {
