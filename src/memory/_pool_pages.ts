@@ -139,7 +139,7 @@ export class PoolPages {
    */
   report(shape: PoolShape): MemoryPoolReport {
     return {
-      kind: shape,
+      shape,
       usage: this.usage(),
       pages: this.#pages.length,
       pagesPeak: this.#peak,

@@ -59,7 +59,7 @@ export class ExclusivePool implements MemoryPool {
 
   get shape(): PoolShape {
     return {
-      type: "exclusive",
+      kind: "exclusive",
       maxAllocSize: this.#max,
       ...(this.#period === undefined ? {} : { deallocPeriod: this.#period }),
       ...(this.#classes === undefined ? {} : { sizeClasses: this.#classes }),

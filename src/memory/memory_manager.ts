@@ -188,8 +188,8 @@ export class MemoryManager {
     let max = 0;
     for (const p of this.#pools) {
       const s = p.shape;
-      if (s.type === "sliced") max = Math.max(max, s.pageSize);
-      else if (s.type === "exclusive") max = Math.max(max, s.maxAllocSize);
+      if (s.kind === "sliced") max = Math.max(max, s.pageSize);
+      else if (s.kind === "exclusive") max = Math.max(max, s.maxAllocSize);
       else return Infinity;
     }
     return max;

@@ -52,7 +52,7 @@ export function formatMemoryUsage(usage: MemoryUsage): string {
 }
 
 function formatShape(shape: PoolShape): string {
-  switch (shape.type) {
+  switch (shape.kind) {
     case "sliced":
       return `sliced(page ${formatBytes(shape.pageSize)}, slices ≤ ${formatBytes(shape.maxSliceSize)}${
         shape.maxPoolSize === undefined ? "" : `, cap ${formatBytes(shape.maxPoolSize)}`
@@ -93,7 +93,7 @@ export function formatMemoryReport(report: MemoryReport): string {
     ...(report.counts === undefined ? [] : [["C", report.counts] as const]),
   ];
   const lines = rows.map(([idx, r]) =>
-    `  ${idx.padStart(2)} ${formatShape(r.kind).padEnd(80)} pages ${String(r.pages).padStart(3)} (peak ${r.pagesPeak}${
+    `  ${idx.padStart(2)} ${formatShape(r.shape).padEnd(80)} pages ${String(r.pages).padStart(3)} (peak ${r.pagesPeak}${
       r.pagesUnmapped ? `, ${r.pagesUnmapped} unmapped` : ""
     })  ${formatMemoryUsage(r.usage)}${r.largestAlloc ? `; largest ${formatBytes(r.largestAlloc)}` : ""}`
   );

@@ -113,7 +113,7 @@ export class SlicedPool implements MemoryPool {
 
   get shape(): PoolShape {
     return {
-      type: "sliced",
+      kind: "sliced",
       pageSize: this.#pageSize,
       maxSliceSize: this.#maxSlice,
       ...(this.#cap === undefined ? {} : { maxPoolSize: this.#cap }),

@@ -64,8 +64,8 @@ Deno.test("formatMemoryUsage prints binary units: 1 MiB reserved reads 1 MiB", (
 
 Deno.test("formatMemoryReport prints page sizes, slice limits and the largest allocation in binary units", () => {
   const usage = { numberAllocs: 1, bytesInUse: 64 * KiB, bytesPadding: 0, bytesReserved: MiB };
-  const pool = (kind: MemoryPoolReport["kind"]): MemoryPoolReport => ({
-    kind,
+  const pool = (shape: MemoryPoolReport["shape"]): MemoryPoolReport => ({
+    shape,
     usage,
     pages: 1,
     pagesPeak: 1,
@@ -74,11 +74,11 @@ Deno.test("formatMemoryReport prints page sizes, slice limits and the largest al
   });
   const report: MemoryReport = {
     dynamic: [
-      pool({ type: "sliced", pageSize: MiB, maxSliceSize: 64 * KiB, maxPoolSize: 16 * MiB }),
-      pool({ type: "exclusive", maxAllocSize: 128 * MiB }),
+      pool({ kind: "sliced", pageSize: MiB, maxSliceSize: 64 * KiB, maxPoolSize: 16 * MiB }),
+      pool({ kind: "exclusive", maxAllocSize: 128 * MiB }),
     ],
-    persistent: pool({ type: "persistent" }),
-    counts: pool({ type: "direct", reclaimAt: 1.5 * GiB }),
+    persistent: pool({ kind: "persistent" }),
+    counts: pool({ kind: "direct", reclaimAt: 1.5 * GiB }),
   };
   const text = formatMemoryReport(report);
   for (

@@ -196,7 +196,7 @@ Deno.test("30: installing pools while memory is live fails with PoolsInUse and k
   mm.reserve(1 * MiB);
   mm.reserve(1 * MiB);
   assert.equal(mm.usage().bytesInUse, 2 * MiB);
-  assert.equal(mm.report().dynamic[0]!.kind.type, "sliced");
+  assert.equal(mm.report().dynamic[0]!.shape.kind, "sliced");
 });
 
 Deno.test("31: the measured plan: record a peak, cap the arena at it, and the replay fits", () => {
