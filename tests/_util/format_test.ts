@@ -8,7 +8,13 @@
 import assert from "node:assert/strict";
 import { formatBytes } from "../../src/_util/format.ts";
 import { resolveMemoryConfiguration } from "../../src/memory/memory_config.ts";
-import { formatMemoryReport, formatMemoryUsage, type MemoryPoolReport, type MemoryReport } from "../../mod.ts";
+import {
+  formatMemoryReport,
+  formatMemoryUsage,
+  type MemoryPoolReport,
+  type MemoryReport,
+  ResourceLimitError,
+} from "../../mod.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -105,4 +111,11 @@ Deno.test("error messages name sizes in binary units, and exactly: a pool config
     () => resolveMemoryConfiguration({ pools: [{ kind: "sliced", pageSize: MiB, maxSliceSize: MiB + 1 }] }, props),
     /maxSliceSize 1048577 B is larger than pageSize 1 MiB/,
   );
+});
+
+Deno.test("a byte limit's error names both sizes in binary units; a count limit's stays a plain number", () => {
+  const bytes = new ResourceLimitError("buffer-size", "create", [300 * MiB], [256 * MiB], "maxBufferSize");
+  assert.match(bytes.message, /requested 300 MiB exceeds the device limit maxBufferSize = 256 MiB/);
+  const units = new ResourceLimitError("units", "k", [2048], [1024], "maxComputeInvocationsPerWorkgroup");
+  assert.match(units.message, /requested 2048 exceeds the device limit maxComputeInvocationsPerWorkgroup = 1024/);
 });
