@@ -364,6 +364,8 @@ function badCount(kernel: Kernel, count: readonly number[], max: number): never 
 
 function badIndirectSize(kernel: Kernel, memory: number, size: number): never {
   throw new RangeError(
-    `launch(${kernel.name}): an indirect count needs 12 bytes (three u32), memory ${memory} has ${size}`,
+    `launch(${kernel.name}): an indirect count needs 12 bytes (three u32), memory ${memory} has ${
+      formatBytesExact(size)
+    }`,
   );
 }
