@@ -16,11 +16,11 @@
 
 import { createClient, formatMemoryReport, type MemoryConfiguration } from "../mod.ts";
 import { runChurn } from "../tests/memory/_churn.ts";
+import { formatBytes } from "../src/_util/format.ts";
 
 const SEEDS = (Deno.env.get("SEEDS") ?? "1,2,3,4,5").split(",").map(Number);
 const OPS = Number(Deno.env.get("OPS") ?? 10000);
 const LAYOUTS = (Deno.env.get("MEMORY") ?? "compact,subslices").split(",") as MemoryConfiguration[];
-const MiB = 2 ** 20;
 
 const adapter = await navigator.gpu.requestAdapter();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
@@ -34,10 +34,8 @@ for (const memory of LAYOUTS) {
     end.push(reserved / run.peak);
     high.push(run.reservedPeak / run.peak);
     console.log(
-      `${memory} seed ${seed}: peak live ${(run.peak / MiB).toFixed(1)} MiB, reserved ${
-        (reserved / MiB).toFixed(1)
-      } MiB ` +
-        `(high-water ${(run.reservedPeak / MiB).toFixed(1)} MiB), ratio ${end.at(-1)!.toFixed(3)}`,
+      `${memory} seed ${seed}: peak live ${formatBytes(run.peak)}, reserved ${formatBytes(reserved)} ` +
+        `(high-water ${formatBytes(run.reservedPeak)}), ratio ${end.at(-1)!.toFixed(3)}`,
     );
     if (Deno.env.get("REPORT")) console.log(formatMemoryReport(client.memoryReport()));
     run.releaseAll();

@@ -10,9 +10,9 @@
 
 import { createClient } from "../mod.ts";
 import { runFastReadSoak } from "../tests/soak/_fast_reads_soak.ts";
+import { formatBytes } from "../src/_util/format.ts";
 
 const READS = Number(Deno.env.get("READS") ?? 100_000);
-const MiB = 1024 * 1024;
 await using client = await createClient({ fastReads: true });
 console.log(`fast reads ${client.fastReads ? "on" : `off (${client.server.fastReadsReason})`}`);
 const soak = await runFastReadSoak(client, READS);
@@ -20,9 +20,9 @@ console.log(
   `${soak.reads} reads on ${client.properties.identity.description} in ${(soak.ms / 1000).toFixed(1)} s ` +
     `(${(soak.ms / soak.reads * 1000).toFixed(0)} µs per step with its write or launch), ${soak.wrong} wrong; ` +
     `staging buffers created ${soak.stagingCreated.warm} by warm-up (10%), ${soak.stagingCreated.end} at the end, ` +
-    `idle at most ${(soak.stagingHeldMax / MiB).toFixed(1)} MiB after warm-up; heap ${
-      (soak.heap.warm / MiB).toFixed(1)
-    } → ${(soak.heap.end / MiB).toFixed(1)} MiB${(globalThis as { gc?: unknown }).gc ? " (after gc())" : ""}, ` +
+    `idle at most ${formatBytes(soak.stagingHeldMax)} after warm-up; heap ${formatBytes(soak.heap.warm)} → ${
+      formatBytes(soak.heap.end)
+    }${(globalThis as { gc?: unknown }).gc ? " (after gc())" : ""}, ` +
     `${client.server.bindGroupsCreated} bind groups created (the cache keeps up to 16,384)`,
 );
 if (soak.wrong > 0) Deno.exit(1);

@@ -14,6 +14,7 @@
  */
 
 import { createClient, defineKernel, DeviceLostError } from "../mod.ts";
+import { formatBytes } from "../src/_util/format.ts";
 
 const CYCLES = Number(Deno.env.get("CYCLES") ?? 200);
 /** Print the resident set every `EVERY` cycles (0: only after a tenth and at the end), to tell a plateau from a leak. */
@@ -27,7 +28,6 @@ const inc = defineKernel({
 }`,
 });
 
-const mib = (n: number) => (n / (1 << 20)).toFixed(1);
 /** Memory after a full collection when `--v8-flags=--expose-gc` is given. */
 function memory(): { rss: number; heap: number } {
   (globalThis as { gc?: () => void }).gc?.();
@@ -56,14 +56,14 @@ for (let i = 0; i < CYCLES; i++) {
   outcomes[await read]++;
   await client.ended;
   if (i + 1 === Math.ceil(CYCLES / 10)) early = memory();
-  if (EVERY > 0 && (i + 1) % EVERY === 0) curve.push(`${i + 1}: ${mib(memory().rss)}`);
+  if (EVERY > 0 && (i + 1) % EVERY === 0) curve.push(`${i + 1}: ${formatBytes(memory().rss)}`);
 }
-if (curve.length > 0) console.log(`rss (MiB) by cycle: ${curve.join(", ")}`);
+if (curve.length > 0) console.log(`rss by cycle: ${curve.join(", ")}`);
 const m = memory();
 console.log(
   `${CYCLES} cycles in ${
     ((performance.now() - t0) / 1000).toFixed(1)
   } s: reads ${outcomes.read} done, ${outcomes.lost} lost; ` +
-    `rss ${mib(early.rss)} MiB after ${Math.ceil(CYCLES / 10)} cycles, ${mib(m.rss)} MiB at the end; ` +
-    `heap ${mib(early.heap)} → ${mib(m.heap)} MiB`,
+    `rss ${formatBytes(early.rss)} after ${Math.ceil(CYCLES / 10)} cycles, ${formatBytes(m.rss)} at the end; ` +
+    `heap ${formatBytes(early.heap)} → ${formatBytes(m.heap)}`,
 );

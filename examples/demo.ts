@@ -2,6 +2,8 @@
  * End-to-end demo of `@denogpu/runtime`: prints the adapter, runs elementwise
  * ops, a multi-pass shared-memory reduction and a tiled matrix multiply, checks
  * every result against a CPU reference, times each stage, and reports memory.
+ * Before it starts, and before its one long stage (the matmul), it prints what
+ * comes and about how long it takes on a GPU and on the software adapter.
  * Exits with code 1 when any check fails.
  *
  * Run it with `deno task demo` (`deno run --allow-env examples/demo.ts`). On a
@@ -19,11 +21,28 @@ import {
   formatMemoryUsage,
   type Handle,
 } from "../mod.ts";
+// The runtime's byte formatter (binary units, as formatMemoryUsage prints them); internal, so copy it with the demo.
+import { formatBytes } from "../src/_util/format.ts";
 
 const N = 1 << 20; // elements of the elementwise and reduction stages
 const MM = 512; // matrix size (MM × MM × MM)
 const TILE = 16;
 const EPS = 2 ** -23; // f32 machine epsilon (unit roundoff is EPS / 2)
+
+/**
+ * How long the demo and its one long stage take, printed before they start. On the software adapter: measured with
+ * `deno task demo` on a VM of 2 shared cores (Mesa's llvmpipe through Vulkan). On a GPU: estimated, since the GPU's
+ * share is milliseconds and the rest is the host's (its CPU reference, shader compilation, Deno's 10 ms wait per read).
+ */
+const TAKES = {
+  demo: { gpu: "about 2 s (estimated)", software: "about 10 s (measured: 7.5–15 s)" },
+  matmul: { gpu: "under a second (estimated)", software: "about 8 s (measured: 6–14 s)" },
+};
+
+/** Prints what comes next and how long it takes, before it starts. */
+function announce(what: string, takes: { gpu: string; software: string }): void {
+  console.log(`  ${what}: ${takes.gpu} on a GPU, ${takes.software} on the software adapter.`);
+}
 
 let failures = 0;
 
@@ -148,6 +167,7 @@ function printAdapter(client: ComputeClient): void {
   const { identity: id, features: f, hardware: h, limits } = client.properties;
   const row = (label: string, text: string) => console.log(`  ${label.padEnd(13)} ${text}`);
   const lim = (k: string) => limits[k]?.toLocaleString("en-US") ?? "?";
+  const bytes = (k: string, v = limits[k]) => v === undefined ? "?" : formatBytes(v);
   row("description", id.description || "(none)");
   const vendorHex = /^\d+$/.test(id.vendor) ? ` (vendor id 0x${Number(id.vendor).toString(16)})` : "";
   if (id.vendor) row("vendor", id.vendor + vendorHex);
@@ -156,9 +176,9 @@ function printAdapter(client: ComputeClient): void {
   row("fallback", `${id.isFallbackAdapter}${software ? " (software adapter: kernels run on the CPU)" : ""}`);
   row("features", `${f.all.join(", ") || "(none)"}; timing method "${client.properties.timingMethod}"`);
   row("workgroups", `≤ ${h.maxUnitsPerCube} invocations, size ≤ [${h.maxCubeDim}], ≤ ${h.maxCubeCount[0]} per dim`);
-  row("shared mem", `${lim("maxComputeWorkgroupStorageSize")} B per workgroup`);
+  row("shared mem", `${bytes("maxComputeWorkgroupStorageSize")} per workgroup`);
   row("subgroups", `${h.planeSizeMin}–${h.planeSizeMax} lanes`);
-  row("buffer size", `≤ ${lim("maxBufferSize")} B, ≤ ${lim("maxStorageBufferBindingSize")} B per binding`);
+  row("buffer size", `≤ ${bytes("maxBufferSize")}, ≤ ${bytes("maxStorageBufferBindingSize")} per binding`);
   row("bindings", `${lim("maxStorageBuffersPerShaderStage")} storage buffers per shader stage`);
 }
 
@@ -177,7 +197,8 @@ async function elementwise(client: ComputeClient): Promise<Handle[]> {
   client.launch(fma, [groups], [ha, hb, hc, hOut], new Uint32Array([N]));
   client.launch(leakyRelu, [groups], [hOut, hRelu], reluInfo);
   const [outB, reluB] = await client.readMany([hOut, hRelu]);
-  console.log(`  upload 3 × 4 MiB + fma + leaky_relu + read 2 × 4 MiB: ${fmtMs(since(t0))} (first run compiles)`);
+  const size = formatBytes(N * 4);
+  console.log(`  upload 3 × ${size} + fma + leaky_relu + read 2 × ${size}: ${fmtMs(since(t0))} (first run compiles)`);
   const [out, relu] = [f32(outB!), f32(reluB!)];
   // The device may or may not fuse a*b+c into one rounding: allow one rounding
   // of each term, i.e. |err| ≤ EPS × (|a·b| + |c|).
@@ -261,6 +282,10 @@ async function reduction(client: ComputeClient): Promise<Handle[]> {
 async function matrixMultiply(client: ComputeClient): Promise<Handle[]> {
   const [m, n, k] = [MM, MM, MM];
   section(`Tiled matmul ${m}×${k} · ${k}×${n} (f32, ${TILE}×${TILE} tiles in workgroup memory)`);
+  announce(
+    `Multiplies two ${m}×${k} matrices 11 times (the first checked against a float64 CPU reference, 10 timed)`,
+    TAKES.matmul,
+  );
   const r = rng(3);
   const a = Float32Array.from({ length: m * k }, () => r() * 2 - 1);
   const b = Float32Array.from({ length: k * n }, () => r() * 2 - 1);
@@ -317,6 +342,7 @@ async function matrixMultiply(client: ComputeClient): Promise<Handle[]> {
 const tStart = performance.now();
 const client = await createClient();
 console.log(`@denogpu/runtime demo — client ready in ${fmtMs(since(tStart))}`);
+announce("Three stages follow, each checked against a CPU reference, then a memory report", TAKES.demo);
 const timings: [string, number][] = [];
 const live: Handle[] = [];
 try {

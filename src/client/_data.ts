@@ -18,6 +18,7 @@ import { type HostData, type Tensor, toBytes, type TypedArrayType, type WaitOpti
 import { quiet, readFailed, waitFor, waitSignal } from "./_waits.ts";
 import { allocTensors, checkTensorEntries, planTensors } from "./_tensors.ts";
 import { describe } from "../_util/describe.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** One stream of a device: where a client's calls go. */
 export interface Target {
@@ -85,7 +86,11 @@ export function writeOn(t: Target, handle: Handle, data: HostData): void {
   const h = checkHandle(t.link.owner, handle, "write");
   const bytes = toBytes(data, "write");
   if (bytes.byteLength !== h.sizeInUse) {
-    throw new RangeError(`write: ${bytes.byteLength} B given for memory ${h.memory.id} of ${h.sizeInUse} B`);
+    throw new RangeError(
+      `write: ${formatBytesExact(bytes.byteLength)} given for memory ${h.memory.id} of ${
+        formatBytesExact(h.sizeInUse)
+      }`,
+    );
   }
   if (h.memory.count && h.offsetStart === 0) {
     checkCountWords(bytes, t.link.properties.hardware.maxCubeCount[0], "write (an indirect count)");
@@ -104,7 +109,9 @@ export function elementSize(type: TypedArrayType<unknown> | undefined, bytes: nu
     throw new TypeError(`${where}: type must be a typed array constructor such as Float32Array, got ${describe(type)}`);
   }
   if (bytes % size !== 0) {
-    throw new RangeError(`${where}: ${bytes} B is not a whole number of ${type.name} elements (${size} B each)`);
+    throw new RangeError(
+      `${where}: ${formatBytesExact(bytes)} is not a whole number of ${type.name} elements (${size} B each)`,
+    );
   }
   return size;
 }

@@ -13,6 +13,7 @@ import type { ServerUtilities } from "../contract/compute_server.ts";
 import { checkLayoutDescriptor } from "../contract/handle_checks.ts";
 import { type HostData, type Tensor, toBytes } from "./client_types.ts";
 import type { LayoutPlan, MemoryLayoutDescriptor } from "../contract/memory_types.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** What planning a group needs of a server: its layout policy and properties (a worker client's connection has both). */
 export interface TensorPlanner {
@@ -101,7 +102,9 @@ export function checkTensorEntries(
     const b = bytes[i]!;
     if (b.byteLength !== p.size) {
       const d = descriptors[i]!;
-      throw new RangeError(`createTensors[${i}]: ${b.byteLength} B given for shape [${d.shape}] × ${d.elemSize} B`);
+      throw new RangeError(
+        `createTensors[${i}]: ${formatBytesExact(b.byteLength)} given for shape [${d.shape}] × ${d.elemSize} B`,
+      );
     }
   });
   return { bytes, descriptors, plan };

@@ -10,6 +10,7 @@
 
 import type { ElemType, ReduceOperation } from "../contract/types.ts";
 import { DTYPE_SIZE } from "./collective_parts.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 type Typed = Float32Array<ArrayBuffer> | Int32Array<ArrayBuffer> | Uint32Array<ArrayBuffer> | Float16Array<ArrayBuffer>;
 
@@ -86,7 +87,9 @@ export function reduceOnHost(
   if (first === undefined) throw new RangeError("reduceOnHost: no input");
   for (const x of inputs) {
     if (x.byteLength !== first.byteLength) {
-      throw new RangeError(`reduceOnHost: inputs of ${first.byteLength} B and ${x.byteLength} B`);
+      throw new RangeError(
+        `reduceOnHost: inputs of ${formatBytesExact(first.byteLength)} and ${formatBytesExact(x.byteLength)}`,
+      );
     }
   }
   const acc = view(first, dtype);

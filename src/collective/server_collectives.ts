@@ -37,6 +37,7 @@ import type { DeviceReduceDtype } from "./reduce_kernels.ts";
 import { type CollectiveHost, reduceOnDevice, snapshotOnDevice, whole } from "./device_reduce.ts";
 import { CollectiveOps } from "./collective_ops.ts";
 import { describe } from "../_util/describe.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** Milliseconds a collective waits for its peers unless told otherwise. */
 export const DEFAULT_COLLECTIVE_TIMEOUT_MS = 30_000;
@@ -133,10 +134,14 @@ export class ServerCollectives {
     if (!OPS.includes(op)) throw new TypeError(`${where}: op must be one of ${OPS.join(", ")}, got ${op}`);
     const bytes = this.#checkMemory(src, `${where} src`);
     if (this.#checkMemory(dst, `${where} dst`) !== bytes) {
-      throw new RangeError(`${where}: src has ${bytes} B but dst has ${bytesOf(dst)} B; they must be equally long`);
+      throw new RangeError(
+        `${where}: src has ${formatBytesExact(bytes)} but dst has ${
+          formatBytesExact(bytesOf(dst))
+        }; they must be equally long`,
+      );
     }
     if (bytes % DTYPE_SIZE[dtype] !== 0) {
-      throw new RangeError(`${where}: ${bytes} B is not a whole number of ${dtype} elements`);
+      throw new RangeError(`${where}: ${formatBytesExact(bytes)} is not a whole number of ${dtype} elements`);
     }
     const { timeoutMs, signal, reduceOn } = this.#options(options, where);
     if (reduceOn === "device" && dtype === "f16") {
@@ -149,8 +154,8 @@ export class ServerCollectives {
     const tracked = this.#ops.open(src, dst);
     const n = group.devices.length;
     const request: JoinRequest = {
-      signature: `allReduce ${dtype} ${op} ${bytes} B, reduceOn ${reduceOn}`,
-      what: `allReduce of ${bytes} B ${dtype} ${op} over ${group.key}`,
+      signature: `allReduce ${dtype} ${op} ${formatBytesExact(bytes)}, reduceOn ${reduceOn}`,
+      what: `allReduce of ${formatBytesExact(bytes)} ${dtype} ${op} over ${group.key}`,
       site: { reduceOn, bytes, dtype }, // a group with a host-only member reduces on the host (its directory entry)
       timeoutMs,
       signal,
@@ -220,8 +225,8 @@ export class ServerCollectives {
     const { group, rank, peer } = this.#pair(to, where);
     const tracked = this.#ops.open(descriptor.binding, null);
     const request: JoinRequest = {
-      signature: `copy of ${bytes} B`,
-      what: `send of ${bytes} B from ${deviceName(this.deviceId)} to ${deviceName(to)}`,
+      signature: `copy of ${formatBytesExact(bytes)}`,
+      what: `send of ${formatBytesExact(bytes)} from ${deviceName(this.deviceId)} to ${deviceName(to)}`,
       timeoutMs,
       signal,
       begin: () => ({
@@ -252,8 +257,8 @@ export class ServerCollectives {
     const { group, rank, peer } = this.#pair(from, where);
     const tracked = this.#ops.open(null, binding);
     const request: JoinRequest = {
-      signature: `copy of ${bytes} B`,
-      what: `recv of ${bytes} B on ${deviceName(this.deviceId)} from ${deviceName(from)}`,
+      signature: `copy of ${formatBytesExact(bytes)}`,
+      what: `recv of ${formatBytesExact(bytes)} on ${deviceName(this.deviceId)} from ${deviceName(from)}`,
       timeoutMs,
       signal,
       begin: () => ({

@@ -7,6 +7,7 @@
 import { checkStreamId } from "../ids.ts";
 import { ManagedMemory } from "./managed_memory.ts";
 import type { CopyDescriptor } from "./types.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /**
  * Checks a copy descriptor and returns its byte length (`product(shape) ×
@@ -55,7 +56,9 @@ export function checkDescriptor(d: CopyDescriptor, where: string): number {
   const bytes = n * d.elemSize;
   if (bytes > inView) {
     throw new RangeError(
-      `${where}: the descriptor covers ${bytes} B but memory ${b.memory.id} has ${inView} B in view`,
+      `${where}: the descriptor covers ${formatBytesExact(bytes)} but memory ${b.memory.id} has ${
+        formatBytesExact(inView)
+      } in view`,
     );
   }
   return bytes;
@@ -86,7 +89,9 @@ export function checkBinding(b: CopyDescriptor["binding"], where: string): void 
   }
   if (b.offsetStart + b.offsetEnd > b.size) {
     throw new RangeError(
-      `${where}: offsets ${b.offsetStart} + ${b.offsetEnd} B exceed the ${b.size} B of memory ${b.memory.id}`,
+      `${where}: offsets ${b.offsetStart} + ${b.offsetEnd} B exceed the ${
+        formatBytesExact(b.size)
+      } of memory ${b.memory.id}`,
     );
   }
 }
@@ -117,7 +122,9 @@ export function checkShape(shape: readonly number[], elemSize: number, where: st
   }
   const bytes = n * elemSize;
   if (!Number.isSafeInteger(bytes)) {
-    throw new RangeError(`${where}: shape [${shape}] × ${elemSize} B is more bytes than Number.MAX_SAFE_INTEGER`);
+    throw new RangeError(
+      `${where}: shape [${shape}] × ${formatBytesExact(elemSize)} is more bytes than Number.MAX_SAFE_INTEGER`,
+    );
   }
   return bytes;
 }

@@ -10,6 +10,7 @@
 import type { StreamId } from "../ids.ts";
 import type { ManagedMemory } from "./managed_memory.ts";
 import type { BufferBinding, CopyDescriptor } from "./types.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /**
  * A reference to `size` bytes of device memory owned by one stream, viewing
@@ -127,7 +128,9 @@ export class Handle implements BufferBinding, Disposable {
       throw new RangeError(`Handle.view: the front offset must stay a multiple of 4, got ${this.offsetStart + start}`);
     }
     if (start + end > this.sizeInUse) {
-      throw new RangeError(`Handle.view: trimming ${start} + ${end} B exceeds the ${this.sizeInUse} B in view`);
+      throw new RangeError(
+        `Handle.view: trimming ${start} + ${end} B exceeds the ${formatBytesExact(this.sizeInUse)} in view`,
+      );
     }
     this.memory.retain();
     return new Handle(owner, this.memory, this.stream, this.size, this.offsetStart + start, this.offsetEnd + end);
@@ -160,7 +163,7 @@ export class Handle implements BufferBinding, Disposable {
 
   #check(what: string): object {
     if (this.#owner === null) {
-      throw new TypeError(`Handle.${what}: memory ${this.memory.id} (${this.size} B) was released`);
+      throw new TypeError(`Handle.${what}: memory ${this.memory.id} (${formatBytesExact(this.size)}) was released`);
     }
     return this.#owner;
   }

@@ -11,6 +11,7 @@ import type { DeviceProperties } from "./types.ts";
 import type { MemoryLayoutDescriptor } from "./memory_types.ts";
 import { checkShape } from "./descriptors.ts";
 import { describe } from "../_util/describe.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /**
  * Returns `h` as a live handle of `server`'s device.
@@ -25,7 +26,7 @@ export function checkHandle(server: object, h: unknown, where: string): Handle {
   if (!(h instanceof Handle)) {
     throw new TypeError(`${where}: expected a Handle, got ${Object.prototype.toString.call(h)}`);
   }
-  if (h.released) throw new TypeError(`${where}: memory ${h.memory.id} (${h.size} B) was released`);
+  if (h.released) throw new TypeError(`${where}: memory ${h.memory.id} (${formatBytesExact(h.size)}) was released`);
   if (h.owner !== server) {
     throw new TypeError(`${where}: memory ${h.memory.id} belongs to another client's device`);
   }

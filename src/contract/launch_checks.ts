@@ -18,6 +18,7 @@ import { Handle } from "./handle.ts";
 import { Kernel } from "./kernel.ts";
 import { ManagedMemory } from "./managed_memory.ts";
 import type { BufferBinding, DeviceProperties, InfoWords, LaunchMode } from "./types.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** Bytes of the scratch buffer a zero-byte binding binds instead (WebGPU cannot bind 0 bytes). */
 export const EMPTY_BINDING_BYTES = 256;
@@ -276,7 +277,7 @@ function badBuffers(kernel: Kernel): never {
 function badBinding(kernel: Kernel, owner: object, b: unknown, where: string): never {
   const at = `launch(${kernel.name}) ${where}`;
   if (b instanceof Handle) {
-    if (b.released) throw new TypeError(`${at}: memory ${b.memory.id} (${b.size} B) was released`);
+    if (b.released) throw new TypeError(`${at}: memory ${b.memory.id} (${formatBytesExact(b.size)}) was released`);
     throw new TypeError(`${at}: memory ${b.memory.id} belongs to another client's device`);
   }
   const memory = b !== null && typeof b === "object" ? (b as BufferBinding).memory : undefined;
@@ -288,7 +289,9 @@ function badBinding(kernel: Kernel, owner: object, b: unknown, where: string): n
 
 function badAlignment(kernel: Kernel, i: number, b: BufferBinding, align: number): never {
   throw new RangeError(
-    `launch(${kernel.name}) buffer ${i}: a view bound to a kernel must start at a multiple of minStorageBufferOffsetAlignment (${align} B); memory ${b.memory.id} is viewed from byte ${b.offsetStart}`,
+    `launch(${kernel.name}) buffer ${i}: a view bound to a kernel must start at a multiple of minStorageBufferOffsetAlignment (${
+      formatBytesExact(align)
+    }); memory ${b.memory.id} is viewed from byte ${b.offsetStart}`,
   );
 }
 
@@ -315,7 +318,9 @@ function badShortBinding(kernel: Kernel, i: number, bytes: number): never {
   const name = kernel.layout.bindingNames[i] ?? `binding ${i}`;
   const need = kernel.layout.bindingSizes[i]!;
   throw new RangeError(
-    `launch(${kernel.name}) buffer ${i}: binding "${name}" needs at least ${need} B by its WGSL type, and the buffer has ${bytes} B (WebGPU would fail the whole batch at submit)`,
+    `launch(${kernel.name}) buffer ${i}: binding "${name}" needs at least ${
+      formatBytesExact(need)
+    } by its WGSL type, and the buffer has ${formatBytesExact(bytes)} (WebGPU would fail the whole batch at submit)`,
   );
 }
 
@@ -359,6 +364,8 @@ function badCount(kernel: Kernel, count: readonly number[], max: number): never 
 
 function badIndirectSize(kernel: Kernel, memory: number, size: number): never {
   throw new RangeError(
-    `launch(${kernel.name}): an indirect count needs 12 bytes (three u32), memory ${memory} has ${size}`,
+    `launch(${kernel.name}): an indirect count needs 12 bytes (three u32), memory ${memory} has ${
+      formatBytesExact(size)
+    }`,
   );
 }

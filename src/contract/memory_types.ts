@@ -18,24 +18,54 @@ export interface MemoryUsage {
   bytesReserved: number;
 }
 
-/** The effective shape of one pool, after alignment and shrinking. */
+/**
+ * The effective shape of one pool, after alignment and shrinking, in the
+ * names of {@linkcode PoolConfig}: `kind` says which pool, and each field is
+ * the config's field of that name as the pool applies it (sizes in bytes,
+ * rounded up to the device alignment; `maxSliceSize` filled in). A sliced,
+ * exclusive or direct shape is itself a valid `PoolConfig`, so a report's
+ * shapes can be installed again with `installMemoryPools({ pools })`.
+ */
 export type PoolShape =
   | {
-    type: "sliced";
+    /** Many allocations carved out of large pages. */
+    kind: "sliced";
+    /** Bytes per page. */
     pageSize: number;
+    /** Largest allocation carved from a page. */
     maxSliceSize: number;
+    /** Cap on the bytes of all pages together. */
     maxPoolSize?: number;
+    /** Where a reservation goes. */
     fit?: "first" | "best";
+    /** Reservations a page may stay entirely free before it is given back. */
     deallocPeriod?: number;
   }
-  | { type: "exclusive"; maxAllocSize: number; deallocPeriod?: number; sizeClasses?: number }
-  | { type: "direct"; reclaimAt?: number }
-  | { type: "persistent" };
+  | {
+    /** One device buffer per allocation, reused by size. */
+    kind: "exclusive";
+    /** Largest allocation served. */
+    maxAllocSize: number;
+    /** Reservations per 5 idle sweeps. */
+    deallocPeriod?: number;
+    /** Size classes per doubling. */
+    sizeClasses?: number;
+  }
+  | {
+    /** One exact-size buffer per allocation, reused by identical size only. */
+    kind: "direct";
+    /** Watermark in bytes above which free buffers are released. */
+    reclaimAt?: number;
+  }
+  | {
+    /** The persistent pool: exact-size reuse, for weights and graph working sets (not configurable). */
+    kind: "persistent";
+  };
 
 /** The state of one pool. */
 export interface MemoryPoolReport {
-  /** The pool's kind and effective shape. */
-  kind: PoolShape;
+  /** The pool's kind and effective shape, named as in its {@linkcode PoolConfig}. */
+  shape: PoolShape;
   /** The pool's usage. */
   usage: MemoryUsage;
   /** Pages (device buffers) held now. */

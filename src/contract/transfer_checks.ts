@@ -11,6 +11,7 @@
 import { IoError } from "../errors.ts";
 import { checkDescriptor, isContiguous } from "./descriptors.ts";
 import type { BufferBinding, CopyDescriptor } from "./types.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /**
  * Throws when `binding`'s memory was bound by another server (its buffer
@@ -35,7 +36,9 @@ export function checkMemoryOf(owner: object, binding: BufferBinding, where: stri
   const slice = memory.slice;
   if (slice !== null && slice.owner === memory && binding.size > slice.size) {
     throw new RangeError(
-      `${where}: the binding claims ${binding.size} B but memory ${memory.id} holds ${slice.size} B`,
+      `${where}: the binding claims ${formatBytesExact(binding.size)} but memory ${memory.id} holds ${
+        formatBytesExact(slice.size)
+      }`,
     );
   }
 }
@@ -70,7 +73,7 @@ export function checkReads(
       );
     }
     if (into !== null && into[i]?.byteLength !== size) {
-      throw new RangeError(`${where}: ${size} B to read into ${into[i]?.byteLength ?? "no"} B`);
+      throw new RangeError(`${where}: ${formatBytesExact(size)} to read into ${givenBytes(into[i])}`);
     }
     return size;
   });
@@ -94,7 +97,12 @@ export function checkWrites(owner: object, writes: readonly (readonly [CopyDescr
     const size = checkDescriptor(d, `write[${i}]`);
     checkMemoryOf(owner, d.binding, `write[${i}]`);
     if (!(bytes instanceof Uint8Array) || bytes.byteLength !== size) {
-      throw new RangeError(`write[${i}]: ${bytes?.byteLength} B given for a descriptor of ${size} B`);
+      throw new RangeError(`write[${i}]: ${givenBytes(bytes)} given for a descriptor of ${formatBytesExact(size)}`);
     }
   });
+}
+
+/** The size of a buffer a caller gave, or "no bytes" for anything else. */
+function givenBytes(x: unknown): string {
+  return ArrayBuffer.isView(x) ? formatBytesExact(x.byteLength) : "no bytes";
 }

@@ -6,6 +6,7 @@
  */
 
 import { ServerError } from "./server_errors.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** What went wrong in a {@linkcode LaunchError}. */
 export type LaunchErrorKind =
@@ -91,9 +92,18 @@ export type ResourceLimitKind =
   | "buffer-size"
   | "binding-size";
 
+/** Limits counted in bytes, whose values a message prints in binary units. */
+const BYTE_LIMITS: ReadonlySet<ResourceLimitKind> = new Set(["shared-memory", "buffer-size", "binding-size"]);
+
+function sizes(limit: ResourceLimitKind, values: readonly number[]): string {
+  return BYTE_LIMITS.has(limit) ? values.map(formatBytesExact).join("×") : values.join("×");
+}
+
 /**
  * A request exceeded a device limit (CubeCL's `ResourceLimitError`). The
- * message names the limit, the requested value and the maximum.
+ * message names the limit, the requested value and the maximum (byte limits
+ * in binary units: "requested 300 MiB exceeds the device limit maxBufferSize
+ * = 256 MiB").
  *
  * @example Usage
  * ```ts
@@ -131,7 +141,7 @@ export class ResourceLimitError extends LaunchError {
     super(
       "too-many-resources",
       kernel,
-      `${kernel}: requested ${requested.join("×")} exceeds the device limit ${limitName} = ${max.join("×")}${
+      `${kernel}: requested ${sizes(limit, requested)} exceeds the device limit ${limitName} = ${sizes(limit, max)}${
         hint === undefined ? "" : `; ${hint}`
       }`,
     );

@@ -76,8 +76,8 @@ export type InstallMemoryPoolsErrorKind = "pools-in-use" | "stream-unavailable" 
  * @example Usage
  * ```ts
  * import { InstallMemoryPoolsError } from "@denogpu/runtime";
- * const e = new InstallMemoryPoolsError("pools-in-use", "1 MB still live", 1_000_000);
- * console.log(e.kind, e.bytesInUse); // "pools-in-use" 1000000
+ * const e = new InstallMemoryPoolsError("pools-in-use", "1 MiB still live", 1_048_576);
+ * console.log(e.kind, e.bytesInUse); // "pools-in-use" 1048576
  * ```
  */
 export class InstallMemoryPoolsError extends ServerError {

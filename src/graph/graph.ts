@@ -15,6 +15,7 @@ import type { GraphId } from "../ids.ts";
 import type { ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page } from "../contract/managed_memory.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** One launch captured while recording. */
 export interface RecordedDispatch {
@@ -244,7 +245,7 @@ export function buildGraph(
   let infoBuffer: GPUBuffer | null = null;
   if (infoBytes > 0) {
     infoBuffer = device.createBuffer({
-      label: `${label} info (${infoBytes} B)`,
+      label: `${label} info (${formatBytesExact(infoBytes)})`,
       size: infoBytes,
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
     });

@@ -12,6 +12,8 @@
  * @module
  */
 
+import { formatBytesExact } from "../_util/format.ts";
+
 interface Node {
   hash: number;
   layoutId: number;
@@ -136,7 +138,7 @@ export class BindGroupCache {
     }
     const bindGroup = this.#device.createBindGroup({
       label: `bind group ${this.#created}: buffers ${this.ids.slice(0, n).join(",")}${
-        infoBuffer ? ` + info ${infoSize} B` : ""
+        infoBuffer ? ` + info ${formatBytesExact(infoSize)}` : ""
       }`,
       layout,
       entries,

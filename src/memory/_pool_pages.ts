@@ -10,6 +10,7 @@ import { type ManagedMemory, Page, poolOwned, Slice } from "../contract/managed_
 import { emptyUsage } from "./memory_usage.ts";
 import type { ComputeStorage } from "../contract/storage.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** What the GPU labels call one page of a pool. */
 export type PageNoun = "page" | "buffer";
@@ -65,7 +66,11 @@ export class PoolPages {
    * @returns The new page, last in the list.
    */
   add(bytes: number, lazy: boolean): Page {
-    const handle = this.#storage.alloc(bytes, `${this.#label} ${this.#noun} ${this.#pageNo++} (${bytes} B)`, lazy);
+    const handle = this.#storage.alloc(
+      bytes,
+      `${this.#label} ${this.#noun} ${this.#pageNo++} (${formatBytesExact(bytes)})`,
+      lazy,
+    );
     const page = new Page(handle);
     page.slices.push(new Slice(page, 0, bytes, 0, poolOwned()));
     this.#pages.push(page);
@@ -134,7 +139,7 @@ export class PoolPages {
    */
   report(shape: PoolShape): MemoryPoolReport {
     return {
-      kind: shape,
+      shape,
       usage: this.usage(),
       pages: this.#pages.length,
       pagesPeak: this.#peak,

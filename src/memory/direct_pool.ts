@@ -45,7 +45,7 @@ export class DirectPool implements MemoryPool {
   }
 
   get shape(): PoolShape {
-    return { type: "direct", ...(this.#reclaimAt === undefined ? {} : { reclaimAt: this.#reclaimAt }) };
+    return { kind: "direct", ...(this.#reclaimAt === undefined ? {} : { reclaimAt: this.#reclaimAt }) };
   }
 
   get pageCount(): number {

@@ -15,6 +15,7 @@ import type { ManagedMemory, Page } from "../contract/managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
 import type { ComputeStorage } from "../contract/storage.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** Shape of an exclusive pool, in bytes. */
 export interface ExclusivePoolOptions {
@@ -58,7 +59,7 @@ export class ExclusivePool implements MemoryPool {
 
   get shape(): PoolShape {
     return {
-      type: "exclusive",
+      kind: "exclusive",
       maxAllocSize: this.#max,
       ...(this.#period === undefined ? {} : { deallocPeriod: this.#period }),
       ...(this.#classes === undefined ? {} : { sizeClasses: this.#classes }),
@@ -100,7 +101,9 @@ export class ExclusivePool implements MemoryPool {
     if (size > this.#max) {
       throw new IoError(
         "buffer-too-big",
-        `${this.#pages.label}: ${size} B is above this pool's largest allocation (${this.#max} B)`,
+        `${this.#pages.label}: ${formatBytesExact(size)} is above this pool's largest allocation (${
+          formatBytesExact(this.#max)
+        })`,
         { size },
       );
     }

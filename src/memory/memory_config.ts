@@ -25,6 +25,7 @@ import { MAX_SLICED_POOL_PAGES } from "./sliced_pool.ts";
 import type { MemoryConfiguration } from "../contract/memory_types.ts";
 import type { PoolConfig } from "../contract/memory_types.ts";
 import { describe } from "../_util/describe.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** Device memory properties that shape pools (CubeCL's `DeviceProperties.memory`). */
 export interface MemoryProperties {
@@ -199,7 +200,9 @@ export function resolveMemoryConfiguration(
         if (maxAllocSize > props.maxBufferSize) {
           throw new PoolConfigError(
             "page-too-large",
-            `${where}: maxAllocSize ${maxAllocSize} B is above the device's maxBufferSize ${props.maxBufferSize} B`,
+            `${where}: maxAllocSize ${formatBytesExact(maxAllocSize)} is above the device's maxBufferSize ${
+              formatBytesExact(props.maxBufferSize)
+            }`,
           );
         }
         const sizeClasses = p.sizeClasses;
@@ -227,21 +230,27 @@ export function resolveMemoryConfiguration(
         if (pageSize > props.maxBufferSize) {
           throw new PoolConfigError(
             "page-too-large",
-            `${where}: pageSize ${pageSize} B is above the device's maxBufferSize ${props.maxBufferSize} B`,
+            `${where}: pageSize ${formatBytesExact(pageSize)} is above the device's maxBufferSize ${
+              formatBytesExact(props.maxBufferSize)
+            }`,
           );
         }
         const maxSliceSize = size("maxSliceSize", p.maxSliceSize) ?? pageSize;
         if (maxSliceSize > pageSize) {
           throw new PoolConfigError(
             "slice-larger-than-page",
-            `${where}: maxSliceSize ${maxSliceSize} B is larger than pageSize ${pageSize} B`,
+            `${where}: maxSliceSize ${formatBytesExact(maxSliceSize)} is larger than pageSize ${
+              formatBytesExact(pageSize)
+            }`,
           );
         }
         const maxPoolSize = size("maxPoolSize", p.maxPoolSize);
         if (maxPoolSize !== undefined && maxPoolSize < pageSize) {
           throw new PoolConfigError(
             "cap-smaller-than-page",
-            `${where}: maxPoolSize ${maxPoolSize} B is smaller than one page (${pageSize} B)`,
+            `${where}: maxPoolSize ${formatBytesExact(maxPoolSize)} is smaller than one page (${
+              formatBytesExact(pageSize)
+            })`,
           );
         }
         if (maxPoolSize !== undefined && Math.floor(maxPoolSize / pageSize) > MAX_SLICED_POOL_PAGES) {

@@ -39,6 +39,7 @@ import { SlicedPool } from "./sliced_pool.ts";
 import type { ComputeStorage } from "../contract/storage.ts";
 import type { MemoryReport, MemoryUsage, PersistentMemoryPolicy, PoolConfig } from "../contract/memory_types.ts";
 import type { MemoryAllocationMode } from "../contract/memory_types.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** Options of a memory manager. */
 export interface MemoryManagerOptions {
@@ -176,7 +177,9 @@ export class MemoryManager {
   #tooBig(size: number): IoError {
     return new IoError(
       "buffer-too-big",
-      `${this.#label}: no memory pool accepts ${size} B; the largest pool serves ${this.#largestAccepted()} B (raise maxStorageBufferBindingSize or install a larger pool)`,
+      `${this.#label}: no memory pool accepts ${formatBytesExact(size)}; the largest pool serves ${
+        formatBytesExact(this.#largestAccepted())
+      } (raise maxStorageBufferBindingSize or install a larger pool)`,
       { size },
     );
   }
@@ -185,8 +188,8 @@ export class MemoryManager {
     let max = 0;
     for (const p of this.#pools) {
       const s = p.shape;
-      if (s.type === "sliced") max = Math.max(max, s.pageSize);
-      else if (s.type === "exclusive") max = Math.max(max, s.maxAllocSize);
+      if (s.kind === "sliced") max = Math.max(max, s.pageSize);
+      else if (s.kind === "exclusive") max = Math.max(max, s.maxAllocSize);
       else return Infinity;
     }
     return max;
@@ -309,7 +312,9 @@ export class MemoryManager {
       // Zero-byte allocations count too: their pages would be orphaned.
       throw new InstallMemoryPoolsError(
         "pools-in-use",
-        `${this.#label}: cannot install new pools while ${live} allocation(s) (${inUse} B) are live in the current ones; release them and retry`,
+        `${this.#label}: cannot install new pools while ${live} allocation(s) (${
+          formatBytesExact(inUse)
+        }) are live in the current ones; release them and retry`,
         inUse,
       );
     }

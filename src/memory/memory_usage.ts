@@ -28,13 +28,16 @@ export function combineUsage(...usages: MemoryUsage[]): MemoryUsage {
 }
 
 /**
- * Formats a usage on one line, with efficiency percentages.
+ * Formats a usage on one line, with efficiency percentages. Sizes are in
+ * binary units (B, KiB, MiB, GiB, TiB): a count a unit states exactly prints
+ * without decimals ("8 KiB", "1.5 MiB"), a rounded one keeps its trailing
+ * zeros ("1.46 KiB").
  *
  * @example Usage
  * ```ts
  * import { formatMemoryUsage } from "@denogpu/runtime";
  * console.log(formatMemoryUsage({ numberAllocs: 2, bytesInUse: 1500, bytesPadding: 36, bytesReserved: 8192 }));
- * // 2 allocations, 1.50 KB in use (18.3% of reserved), 36 B padding, 8.19 KB reserved
+ * // 2 allocations, 1.46 KiB in use (18.3% of reserved), 36 B padding, 8 KiB reserved
  * ```
  *
  * @param usage The usage to format.
@@ -49,7 +52,7 @@ export function formatMemoryUsage(usage: MemoryUsage): string {
 }
 
 function formatShape(shape: PoolShape): string {
-  switch (shape.type) {
+  switch (shape.kind) {
     case "sliced":
       return `sliced(page ${formatBytes(shape.pageSize)}, slices ≤ ${formatBytes(shape.maxSliceSize)}${
         shape.maxPoolSize === undefined ? "" : `, cap ${formatBytes(shape.maxPoolSize)}`
@@ -68,7 +71,8 @@ function formatShape(shape: PoolShape): string {
 }
 
 /**
- * Formats a report as a table, one line per pool in routing order.
+ * Formats a report as a table, one line per pool in routing order, sizes in
+ * binary units as {@linkcode formatMemoryUsage} prints them.
  *
  * @example Print the pools of a client's stream
  * ```ts
@@ -89,7 +93,7 @@ export function formatMemoryReport(report: MemoryReport): string {
     ...(report.counts === undefined ? [] : [["C", report.counts] as const]),
   ];
   const lines = rows.map(([idx, r]) =>
-    `  ${idx.padStart(2)} ${formatShape(r.kind).padEnd(80)} pages ${String(r.pages).padStart(3)} (peak ${r.pagesPeak}${
+    `  ${idx.padStart(2)} ${formatShape(r.shape).padEnd(80)} pages ${String(r.pages).padStart(3)} (peak ${r.pagesPeak}${
       r.pagesUnmapped ? `, ${r.pagesUnmapped} unmapped` : ""
     })  ${formatMemoryUsage(r.usage)}${r.largestAlloc ? `; largest ${formatBytes(r.largestAlloc)}` : ""}`
   );

@@ -30,7 +30,7 @@ export class PersistentPool implements MemoryPool {
   }
 
   get shape(): PoolShape {
-    return { type: "persistent" };
+    return { kind: "persistent" };
   }
 
   get pageCount(): number {

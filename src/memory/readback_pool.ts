@@ -29,6 +29,7 @@
  */
 
 import { alignUp } from "../_util/align.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 const MiB = 1024 * 1024;
 /** Smallest class, in bytes (the class of a `sync`'s probe). */
@@ -300,7 +301,11 @@ export class ReadbackPool {
   #create(cls: number): ReadbackBuffer {
     this.#created++;
     this.#population.set(cls, (this.#population.get(cls) ?? 0) + 1);
-    const b = new ReadbackBuffer(this.#device, cls, `${this.#label} readback ${cls} B #${this.#created}`);
+    const b = new ReadbackBuffer(
+      this.#device,
+      cls,
+      `${this.#label} readback ${formatBytesExact(cls)} #${this.#created}`,
+    );
     b.onEarlyMap = this.#onEarlyMap;
     return b;
   }

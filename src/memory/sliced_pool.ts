@@ -26,6 +26,7 @@ import { type ManagedMemory, type Page, poolOwned, Slice } from "../contract/man
 import type { MemoryPool } from "./memory_pool.ts";
 import type { ComputeStorage } from "../contract/storage.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** Where a sliced pool puts a reservation among its free slices. */
 export type SliceFit = "first" | "best";
@@ -112,7 +113,7 @@ export class SlicedPool implements MemoryPool {
 
   get shape(): PoolShape {
     return {
-      type: "sliced",
+      kind: "sliced",
       pageSize: this.#pageSize,
       maxSliceSize: this.#maxSlice,
       ...(this.#cap === undefined ? {} : { maxPoolSize: this.#cap }),
@@ -171,7 +172,9 @@ export class SlicedPool implements MemoryPool {
       const inUse = this.#pages.usage().bytesInUse;
       throw new IoError(
         "pool-capacity-exceeded",
-        `${this.#pages.label}: cannot reserve ${size} B, the pool is capped at ${capacity} B (${this.#maxPages} pages of ${this.#pageSize} B) and ${inUse} B are in use`,
+        `${this.#pages.label}: cannot reserve ${formatBytesExact(size)}, the pool is capped at ${
+          formatBytesExact(capacity)
+        } (${this.#maxPages} pages of ${formatBytesExact(this.#pageSize)}) and ${formatBytesExact(inUse)} are in use`,
         { size, capacity, inUse },
       );
     }
@@ -185,7 +188,7 @@ export class SlicedPool implements MemoryPool {
     const page = this.#pages.add(this.#pageSize, lazy);
     const padding = paddingFor(size, this.#pages.alignment);
     if (page.slices[0]!.effectiveSize < size + padding) {
-      throw new Error(`${this.#pages.label}: a fresh page could not hold ${size} B`);
+      throw new Error(`${this.#pages.label}: a fresh page could not hold ${formatBytesExact(size)}`);
     }
     return this.#carve(page, 0, size, padding);
   }

@@ -12,6 +12,7 @@
 import { IoError, type ServerError } from "../errors.ts";
 import { allocateStorageId } from "../ids.ts";
 import type { ComputeStorage, StorageHandle } from "../contract/storage.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** Options of a WebGPU storage. */
 export interface WebGpuStorageOptions {
@@ -70,7 +71,9 @@ export class WebGpuStorage implements ComputeStorage {
     if (size > this.#o.maxBufferSize) {
       throw new IoError(
         "buffer-too-big",
-        `${label}: ${size} B is above the device's maxBufferSize (${this.#o.maxBufferSize} B)`,
+        `${label}: ${formatBytesExact(size)} is above the device's maxBufferSize (${
+          formatBytesExact(this.#o.maxBufferSize)
+        })`,
         { size },
       );
     }
@@ -91,7 +94,7 @@ export class WebGpuStorage implements ComputeStorage {
     } catch (cause) {
       throw new IoError(
         "storage-mapping-failed",
-        `could not back lazy buffer ${handle.id} (${handle.size} B) with device memory`,
+        `could not back lazy buffer ${handle.id} (${formatBytesExact(handle.size)}) with device memory`,
         { size: handle.size, cause },
       );
     }
@@ -112,7 +115,7 @@ export class WebGpuStorage implements ComputeStorage {
     device.popErrorScope().then((error) => {
       if (error || injected) {
         this.#o.reportError(
-          new IoError("out-of-memory", `${label}: the device is out of memory (${handle.size} B)`, {
+          new IoError("out-of-memory", `${label}: the device is out of memory (${formatBytesExact(handle.size)})`, {
             size: handle.size,
             cause: error,
           }),

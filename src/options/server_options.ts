@@ -59,9 +59,10 @@ export interface ServerOptions extends DeviceOptions {
    * Where autotune decisions persist: `"local-storage"` (Deno's
    * `localStorage`, shared by `deno run`, `deno test` and `deno bench` of one
    * project; no permission), `"memory"` (nothing persists), a JSON file path
-   * or `file:` URL (read and write permission for its folder, where a lock
-   * file and a temporary file go beside it; reading alone needs the file), or
-   * a store.
+   * (Windows paths too: `C:\x\tune.json`, `\\server\share\tune.json`) or
+   * `file:` URL (read and write permission for its folder, where a lock file
+   * and a temporary file go beside it; reading alone needs the file), or a
+   * store.
    * @default "local-storage"
    */
   tuneCache?: TuneCacheOption;

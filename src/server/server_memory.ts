@@ -30,6 +30,7 @@ import { COUNT_BYTES } from "../memory/count_pool.ts";
 import { combineUsage } from "../memory/memory_usage.ts";
 import type { MemoryAllocationMode, MemoryConfiguration, MemoryReport, MemoryUsage } from "../contract/memory_types.ts";
 import { describe } from "../_util/describe.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** What `ServerMemory` is built with. */
 export interface ServerMemoryOptions {
@@ -90,7 +91,9 @@ export class ServerMemory {
       throw new TypeError(`initializeMemory: usage must be "storage" or "count", got ${describe(usage)}`);
     }
     if (usage === "count" && size > COUNT_BYTES) {
-      throw new RangeError(`initializeMemory: a count holds ${COUNT_BYTES} B (three u32), ${size} B asked`);
+      throw new RangeError(
+        `initializeMemory: a count holds ${formatBytesExact(COUNT_BYTES)} (three u32), ${formatBytesExact(size)} asked`,
+      );
     }
     if (memory.slice !== null) throw new TypeError(`initializeMemory: memory ${memory.id} is already initialized`);
     const s = this.#server.stream(stream);
@@ -99,7 +102,7 @@ export class ServerMemory {
     mm.bind(reserved, memory);
     memory.boundBy(this.#server, usage === "count"); // reads and writes through another server refuse it
     if (this.#logger.memoryFull) {
-      this.#logger.log("memory", `stream ${stream}: reserved ${size} B for memory ${memory.id}`);
+      this.#logger.log("memory", `stream ${stream}: reserved ${formatBytesExact(size)} for memory ${memory.id}`);
     }
   }
 

@@ -12,6 +12,7 @@
 import { alignUp } from "../_util/align.ts";
 import { allocateStorageId } from "../ids.ts";
 import type { InfoWords } from "../contract/types.ts";
+import { formatBytesExact } from "../_util/format.ts";
 
 /** Words of an upload small enough to compare with what the buffer holds already. */
 const SHADOW_WORDS = 64;
@@ -59,7 +60,7 @@ export class InfoArena {
   #allocate(capacity: number): void {
     this.#capacity = capacity;
     this.buffer = this.#device.createBuffer({
-      label: `${this.#label} (${capacity} B)`,
+      label: `${this.#label} (${formatBytesExact(capacity)})`,
       size: capacity,
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
     });

@@ -12,9 +12,11 @@ import { describe } from "../_util/describe.ts";
 /**
  * Where autotune decisions persist: `"local-storage"` (the default: Deno's
  * `localStorage`, no permission needed, shared by `deno run`, `deno test` and
- * `deno bench` of one project), `"memory"` (nothing persists), a file path or
- * `file:` URL (a JSON file; needs read and write permission for its folder,
- * where a lock file and a temporary file go beside it), or a store.
+ * `deno bench` of one project), `"memory"` (nothing persists), a file path
+ * (the platform's: on Windows `C:\x\tune.json` or `\\server\share\tune.json`)
+ * or `file:` URL (a `URL`, or a string starting with `file://`) of a JSON
+ * file (needs read and write permission for its folder, where a lock file and
+ * a temporary file go beside it), or a store.
  */
 export type TuneCacheOption = "local-storage" | "memory" | string | URL | TuneStore;
 

@@ -16,7 +16,7 @@
  */
 
 import { isTuneEntry, type TuneEntry, type TuneStore } from "./tune_store.ts";
-import { describe } from "../_util/describe.ts";
+import { tuneFilePaths } from "./_tune_file_paths.ts";
 
 /** The file's format. */
 interface TuneFile {
@@ -102,30 +102,24 @@ async function acquire(lock: string, timeoutMs: number, staleMs: number): Promis
  * console.log((await store.get("k"))?.winner); // "a"
  * ```
  *
- * @param path The file (created with its folder on first write; see the module's note on permissions).
+ * @param path The file (created with its folder on first write; see the module's note on permissions): a path
+ * under the platform's rules (on Windows `C:\x\tune.json`, `\\server\share\tune.json`, either slash) or a
+ * `file:` URL (as a `URL`, or a string starting with `file://`).
  * @param options Lock timing.
  * @returns The store.
- * @throws {TypeError} When `path` is neither a string nor a `file:` URL.
+ * @throws {TypeError} When `path` is neither a non-empty string nor a `file:` URL, names a folder, or is a
+ * `file:` URL of no local path (a host on POSIX, neither drive nor host on Windows, an escaped separator).
  */
 export function jsonFileTuneStore(path: string | URL, options: JsonFileStoreOptions = {}): TuneStore {
-  let file: string;
-  if (path instanceof URL) {
-    if (path.protocol !== "file:") throw new TypeError(`jsonFileTuneStore: expected a file: URL, got ${path.href}`);
-    file = decodeURIComponent(path.pathname);
-  } else if (typeof path === "string" && path.length > 0) {
-    file = path;
-  } else {
-    throw new TypeError(`jsonFileTuneStore: path must be a non-empty string or a file: URL, got ${describe(path)}`);
-  }
-  const lock = `${file}.lock`;
+  const paths = tuneFilePaths(path);
+  const { file, dir, lock } = paths;
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000;
   const staleLockMs = options.staleLockMs ?? 10000;
   let chain: Promise<void> = Promise.resolve(); // this process's writes, one at a time
-  const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) || "/" : ".";
   const write = async (key: string, entry: TuneEntry) => {
     await Deno.mkdir(dir, { recursive: true });
     const locked = await acquire(lock, lockTimeoutMs, staleLockMs);
-    const tmp = `${file}.${Deno.pid}.${++tmpCounter}.tmp`;
+    const tmp = paths.tmp(Deno.pid, ++tmpCounter);
     try {
       const entries = await readEntries(file);
       entries[key] = entry;

@@ -54,17 +54,17 @@ clientTest("the default layout routes each size to the first pool that accepts i
   const sizes = [0, 1000, 10 * MiB, 20 * MiB, 100 * MiB];
   for (const s of sizes) client.empty(s);
   const r = await client.memoryReport();
-  const kinds = r.dynamic.map((p) => p.kind.type);
+  const kinds = r.dynamic.map((p) => p.shape.kind);
   assert.equal(kinds[0], "exclusive");
   assert.equal(kinds[kinds.length - 1], "exclusive");
   assert.ok(kinds.slice(1, -1).every((k) => k === "sliced"));
-  const accepts = (k: (typeof r.dynamic)[number]["kind"], size: number) =>
-    k.type === "exclusive" ? size <= k.maxAllocSize : k.type === "sliced"
+  const accepts = (k: (typeof r.dynamic)[number]["shape"], size: number) =>
+    k.kind === "exclusive" ? size <= k.maxAllocSize : k.kind === "sliced"
       ? size <= k.maxSliceSize ||
         (k.maxPoolSize === undefined && k.pageSize >= size && (k.pageSize - size) * 5 < k.pageSize)
       : true;
   const expected = r.dynamic.map(() => 0);
-  for (const s of sizes) expected[r.dynamic.findIndex((p) => accepts(p.kind, s))]! += 1;
+  for (const s of sizes) expected[r.dynamic.findIndex((p) => accepts(p.shape, s))]! += 1;
   assert.deepEqual(r.dynamic.map((p) => p.usage.numberAllocs), expected);
   assert.equal(Math.max(...r.dynamic.map((p) => p.largestAlloc)), 100 * MiB);
 });
@@ -91,7 +91,7 @@ Deno.test("installMemoryPools() applies a capped layout, refuses while memory is
     // Streams created later get the last installed layout.
     const other = client.onStream(3);
     other.empty(16);
-    assert.equal(other.memoryReport().dynamic[0]!.kind.type, "sliced");
+    assert.equal(other.memoryReport().dynamic[0]!.shape.kind, "sliced");
     assert.equal(other.memoryReport().dynamic.length, 1);
   });
 });
@@ -108,7 +108,7 @@ Deno.test("installMemoryPools() refused while memory is live leaves the layout o
     const later = client.onStream(5);
     later.empty(16).release();
     const pools = later.memoryReport().dynamic;
-    assert.deepEqual(pools.map((p) => p.kind.type), ["sliced"], "the later stream has the last installed layout");
+    assert.deepEqual(pools.map((p) => p.shape.kind), ["sliced"], "the later stream has the last installed layout");
     live.release();
   });
 });

@@ -196,7 +196,7 @@ Deno.test("30: installing pools while memory is live fails with PoolsInUse and k
   mm.reserve(1 * MiB);
   mm.reserve(1 * MiB);
   assert.equal(mm.usage().bytesInUse, 2 * MiB);
-  assert.equal(mm.report().dynamic[0]!.kind.type, "sliced");
+  assert.equal(mm.report().dynamic[0]!.shape.kind, "sliced");
 });
 
 Deno.test("31: the measured plan: record a peak, cap the arena at it, and the replay fits", () => {
@@ -331,7 +331,7 @@ Deno.test("a size no pool accepts fails with buffer-too-big naming the largest p
     () => mm.reserve(700),
     (e: unknown) => e instanceof IoError && e.kind === "buffer-too-big" && e.size === 700,
   );
-  assert.throws(() => mm.reserve(5000), /largest pool serves 1024 B/);
+  assert.throws(() => mm.reserve(5000), /largest pool serves 1 KiB/);
 });
 
 Deno.test("a reservation no pool accepts is refused before it counts or sweeps anything", () => {

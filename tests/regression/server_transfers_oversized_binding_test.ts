@@ -26,7 +26,7 @@ const claiming = (h: Handle, size: number): BufferBinding => ({
 });
 
 const oversized = (call: string, h: Handle) =>
-  new RegExp(`^${call}: the binding claims 4096 B but memory ${h.memory.id} holds 16 B`);
+  new RegExp(`^${call}: the binding claims 4 KiB but memory ${h.memory.id} holds 16 B`);
 
 Deno.test("server.write through a binding larger than its memory throws a RangeError and overwrites no neighbour", async () => {
   await withClient(async (client) => {

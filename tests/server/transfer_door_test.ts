@@ -71,7 +71,7 @@ Deno.test("a server called directly checks at its door what a client's read neve
     const binding = { memory: h.memory, stream: h.stream, size: 1 << 20, offsetStart: 0, offsetEnd: 0 };
     await assert.rejects(
       () => server.read([{ binding, shape: [8], strides: [1], elemSize: 4 }], 0),
-      /claims 1048576 B but memory \d+ holds/,
+      /claims 1 MiB but memory \d+ holds/,
     );
     assert.deepEqual([...new Float32Array((await client.read(h)).buffer, 0, 4)], [1, 2, 3, 4]);
   });

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { withClient } from "../_gpu.ts";
 import { runFastReadSoak } from "./_fast_reads_soak.ts";
+import { formatBytes } from "../../src/_util/format.ts";
 
 const MiB = 1024 * 1024;
 
@@ -33,8 +34,8 @@ Deno.test({
         `fast-reads soak (fast reads ${client.fastReads ? "on" : "off"}): ${soak.reads} reads in ${
           (soak.ms / 1000).toFixed(1)
         } s, ${soak.wrong} wrong; staging buffers created ${soak.stagingCreated.warm} by warm-up, ${soak.stagingCreated.end} at the end, idle at most ${
-          (soak.stagingHeldMax / MiB).toFixed(1)
-        } MiB; heap ${(soak.heap.warm / MiB).toFixed(1)} → ${(soak.heap.end / MiB).toFixed(1)} MiB`,
+          formatBytes(soak.stagingHeldMax)
+        }; heap ${formatBytes(soak.heap.warm)} → ${formatBytes(soak.heap.end)}`,
       );
       assert.equal(soak.wrong, 0);
       // Bounded: every class keeps at most 16 MiB of idle buffers, and a read borrows from the classes above.

@@ -24,6 +24,7 @@ import type { ComputeClient, Handle } from "../../mod.ts";
 import { defineLoopKernel, launchWithinBudget, type LoopKernel, type LoopLaunch } from "../_loop_budget.ts";
 import { countSubmits, incKernel, readU32, rng, withClient } from "../_gpu.ts";
 import { Kernel } from "../../mod.ts";
+import { formatBytes } from "../../src/_util/format.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -107,7 +108,7 @@ function watchBuffers(device: GPUDevice): { labels: string[]; stop: () => void }
   return { labels, stop: () => (device.createBuffer = original) };
 }
 
-const fmtMiB = (b: number) => `${(b / MiB).toFixed(2)} MiB`;
+const fmtMiB = formatBytes;
 
 Deno.test({
   name: "soak: 200,000 launches on three streams stay exact, and memory and heap stay flat after warm-up",
