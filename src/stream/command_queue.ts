@@ -132,6 +132,7 @@ export class CommandQueue {
     this.pass = this.#encoderNow().beginComputePass(descriptor);
     this.lastPipeline = null;
     this.lastBindGroup = null;
+    this.#ctx.passesBegun++;
     return this.pass;
   }
 

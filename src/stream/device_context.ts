@@ -59,6 +59,8 @@ export class DeviceContext {
   readonly settings: StreamSettings;
   /** The logger. */
   readonly logger: ServerLogger;
+  /** Compute passes begun so far by every stream (a pass break shows as one more). */
+  passesBegun = 0;
   /** Whether read-backs and syncs map staging buffers early (off until the server turns it on). */
   readonly fastReads: FastReads = new FastReads();
   /** Index of the last `queue.submit`. */
