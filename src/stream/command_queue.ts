@@ -19,6 +19,7 @@
 
 import { DeviceValidationError, LaunchError, type ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
+import { type CountCopy, encodeCountCopy } from "../kernel/count_copy.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { InfoArena } from "./info_arena.ts";
 
@@ -123,17 +124,33 @@ export class CommandQueue {
   }
 
   /**
-   * Opens a compute pass (timed when the stream is profiling).
+   * Opens a compute pass (timed when the stream is profiling, unless `timed` is false).
    *
+   * @param timed False for a pass the profiler does not time (a count copy's while profiling).
    * @returns The pass.
    */
-  openPass(): GPUComputePassEncoder {
-    const descriptor = this.#host.timedPass(this.#passDescriptor.label!) ?? this.#passDescriptor;
+  openPass(timed = true): GPUComputePassEncoder {
+    const descriptor = (timed ? this.#host.timedPass(this.#passDescriptor.label!) : null) ?? this.#passDescriptor;
     this.pass = this.#encoderNow().beginComputePass(descriptor);
     this.lastPipeline = null;
     this.lastBindGroup = null;
     this.#ctx.passesBegun++;
     return this.pass;
+  }
+
+  /**
+   * Encodes an indirect count's copy into `pass` (the open pass), counted as
+   * a command, not a dispatch; the pass state it leaves makes the next
+   * `setPipeline` and `setBindGroup` set theirs.
+   *
+   * @param pass The open pass.
+   * @param copy The copy.
+   */
+  copyCount(pass: GPUComputePassEncoder, copy: CountCopy): void {
+    encodeCountCopy(pass, copy);
+    this.lastPipeline = copy.pipeline;
+    this.lastBindGroup = null;
+    this.commands++;
   }
 
   /**

@@ -2,8 +2,12 @@
  * Where a stream's indirect launches read their workgroup counts. A count
  * normally stays where it is; when it lives in a buffer that the same launch
  * also binds as storage, WebGPU forbids the usage conflict, so the count is
- * first copied into a small stream-owned indirect buffer (created on first
- * use, refilled from its start after each submit).
+ * copied into the stream's own indirect count buffer by a one-invocation
+ * dispatch in the same compute pass, right before the launch's dispatch
+ * (`CountCopier`): no pass break, no GPU object and no allocation per launch
+ * once the count's buffer has its copy bind group. One 16-byte buffer serves
+ * every copy: each is read by the dispatch that follows it, before the next
+ * copy writes it.
  *
  * @module
  */
@@ -11,23 +15,31 @@
 import type { Page, Slice } from "../contract/managed_memory.ts";
 import { slotOf } from "../_util/slot.ts";
 import type { BufferBinding } from "../contract/types.ts";
+import type { CopySource, CountCopyScratch } from "../kernel/count_copy.ts";
 import type { BindingResolver } from "./binding_resolver.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { IndirectHost } from "./_stream_parts.ts";
 import type { IndirectSource } from "../graph/graph.ts";
-
-/** Bytes of the stream-owned indirect buffer (16 per copied count). */
-const INDIRECT_BYTES = 4096;
 
 /** Indirect count sources of one stream. */
 export class IndirectCounts {
   #stream: IndirectHost;
   #ctx: DeviceContext;
   #bindings: BindingResolver;
+  /** The stream's indirect count buffer (STORAGE | INDIRECT), created at the first copy. */
   #buffer: GPUBuffer | null = null;
-  #used = 0;
+  /** The storage id and copy bind group of the last copy's source buffer. */
+  #lastId = -1;
+  #last: CopySource | null = null;
+  /** The copy of `source`'s result, reused. */
+  #copy: CountCopyScratch = { pipeline: null!, bindGroup: null!, offsets: new Uint32Array(1) };
   /** The result of `source`, reused (nothing is allocated per launch). */
-  #scratch: { buffer: GPUBuffer; offset: number; page: Page } = { buffer: null!, offset: 0, page: null! };
+  #scratch: { buffer: GPUBuffer; offset: number; page: Page; copy: CountCopyScratch | null } = {
+    buffer: null!,
+    offset: 0,
+    page: null!,
+    copy: null,
+  };
 
   /**
    * Creates the instance.
@@ -40,22 +52,17 @@ export class IndirectCounts {
     this.#bindings = parts.bindings;
   }
 
-  /** True when the indirect buffer has no room for another copied count (submit first). */
-  get full(): boolean {
-    return this.#used + 16 > INDIRECT_BYTES;
-  }
-
   /**
    * The buffer and offset to dispatch indirectly from (after the storage
    * bindings were resolved). A count of this stream's memory that shares no
    * buffer with the launch's bindings (always so for counts from
    * `createCount`) is read in place. One that lives in a buffer the launch
-   * also binds as writable storage is copied to the stream-owned indirect
-   * buffer first (WebGPU forbids that usage conflict). Returns null (after
-   * queuing an error) when the binding is stale.
+   * also binds as storage is dispatched from the stream's indirect count
+   * buffer, with the copy that fills it (`copy`, encoded right before the
+   * dispatch). Returns null (after queuing an error) when the binding is stale.
    *
    * The result is a scratch object, overwritten by the next call: a caller
-   * that keeps it (held work) copies it.
+   * that keeps it (held work) copies it and its copy.
    *
    * @param binding The count's binding.
    * @param n Storage bindings of the launch.
@@ -102,32 +109,37 @@ export class IndirectCounts {
     if (page.useStream !== stream || page.useEpoch !== stream.epoch) stream.usePage(page);
     const out = this.#scratch;
     out.page = page;
+    const storage = page.storage;
     if (!conflict) {
-      out.buffer = page.storage.resource!;
+      out.buffer = storage.resource!;
       out.offset = slice.offset + binding.offsetStart;
+      out.copy = null;
       return out;
     }
-    if (this.#buffer === null) {
-      this.#buffer = this.#ctx.device.createBuffer({
-        label: `${stream.label} indirect counts`,
-        size: INDIRECT_BYTES,
-        usage: GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST,
+    let buffer = this.#buffer;
+    if (buffer === null) {
+      buffer = this.#buffer = this.#ctx.device.createBuffer({
+        label: `${stream.label} indirect count`,
+        size: 16,
+        usage: GPUBufferUsage.INDIRECT | GPUBufferUsage.STORAGE,
       });
     }
-    const at = this.#used;
-    this.#used += 16;
-    stream.copy(page, page.storage.resource!, slice.offset + binding.offsetStart, this.#buffer, at, 12);
-    out.buffer = this.#buffer;
-    out.offset = at;
+    const copier = this.#ctx.countCopier;
+    let from = this.#last;
+    if (storage.id !== this.#lastId || from === null) {
+      from = this.#last = copier.source(storage.id, storage.resource!, buffer, stream.slot);
+      this.#lastId = storage.id;
+    }
+    const copy = this.#copy;
+    copy.bindGroup = from.bindGroup;
+    copier.place(copy, from, slice.offset + binding.offsetStart);
+    out.buffer = buffer;
+    out.offset = 0;
+    out.copy = copy;
     return out;
   }
 
-  /** Starts refilling the indirect buffer from its start (after a submit). */
-  reset(): void {
-    this.#used = 0;
-  }
-
-  /** Destroys the indirect buffer, if any (teardown). */
+  /** Destroys the indirect count buffer, if any (teardown). */
   destroy(): void {
     this.#buffer?.destroy();
   }
