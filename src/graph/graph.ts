@@ -327,9 +327,9 @@ export function buildGraph(
           offsets: new Uint32Array(1),
         };
         copier.place(copy, source, d.indirect.offset);
-        indirect = { buffer: indirectBuffer!, offset: 0, copy };
+        indirect = { buffer: indirectBuffer!, offset: 0, copy, kept: false };
       } else {
-        indirect = { buffer: d.indirect.buffer, offset: d.indirect.offset, copy: null };
+        indirect = { buffer: d.indirect.buffer, offset: d.indirect.offset, copy: null, kept: false };
       }
     }
     const copies = indirect !== null && indirect.copy !== null;
@@ -369,4 +369,10 @@ export interface IndirectSource {
   readonly offset: number;
   /** The copy that fills `buffer` from the count's own page, encoded in the pass right before the dispatch, or null. */
   readonly copy: CountCopy | null;
+  /**
+   * With a copy: none of the dispatch's bindings covers the count's bytes, so
+   * the dispatch cannot change them, and the next dispatch of the same pass
+   * with the same copy finds the count already in `buffer` (no copy).
+   */
+  readonly kept: boolean;
 }

@@ -20,6 +20,7 @@
 import { DeviceValidationError, LaunchError, type ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import { type CountCopy, encodeCountCopy } from "../kernel/count_copy.ts";
+import type { IndirectSource } from "../graph/graph.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { InfoArena } from "./info_arena.ts";
 
@@ -72,6 +73,16 @@ export class CommandQueue {
   lastBindGroup: GPUBindGroup | null = null;
   /** The dynamic offset `lastBindGroup` was set with, or -1 when it has none. */
   lastOffset = -1;
+  /**
+   * The count copy whose result the open pass's last dispatch read and left
+   * unchanged (`IndirectSource.kept`), or null: a dispatch right after it
+   * with the same copy skips its own.
+   */
+  #keptCopy: { bindGroup: GPUBindGroup | null; pipeline: GPUComputePipeline | null; offset: number } = {
+    bindGroup: null,
+    pipeline: null,
+    offset: -1,
+  };
   /** Commands encoded in the current encoder. */
   commands = 0;
   /** Dispatches encoded since the last submit. */
@@ -134,6 +145,7 @@ export class CommandQueue {
     this.pass = this.#encoderNow().beginComputePass(descriptor);
     this.lastPipeline = null;
     this.lastBindGroup = null;
+    this.#keptCopy.bindGroup = null;
     this.#ctx.passesBegun++;
     return this.pass;
   }
@@ -151,6 +163,37 @@ export class CommandQueue {
     this.lastPipeline = copy.pipeline;
     this.lastBindGroup = null;
     this.commands++;
+  }
+
+  /**
+   * True when the open pass's last dispatch read the count `copy` fills, and
+   * left it unchanged: the stream's indirect count buffer still holds it.
+   *
+   * @param copy The next dispatch's copy.
+   * @returns Whether the copy can be skipped.
+   */
+  holdsCount(copy: CountCopy): boolean {
+    const k = this.#keptCopy;
+    return k.bindGroup === copy.bindGroup && k.pipeline === copy.pipeline && k.offset === copy.offsets[0];
+  }
+
+  /**
+   * Records the indirect source of the dispatch just encoded into the open
+   * pass: its count, when copied and left unchanged, serves the next dispatch
+   * with the same copy; any other dispatch forgets it.
+   *
+   * @param indirect The dispatch's indirect source, or null.
+   */
+  dispatched(indirect: IndirectSource | null): void {
+    const k = this.#keptCopy;
+    const copy = indirect === null || !indirect.kept ? null : indirect.copy;
+    if (copy === null) {
+      k.bindGroup = null;
+      return;
+    }
+    k.bindGroup = copy.bindGroup;
+    k.pipeline = copy.pipeline;
+    k.offset = copy.offsets[0]!;
   }
 
   /**
@@ -200,6 +243,7 @@ export class CommandQueue {
       this.pass = null;
       this.lastPipeline = null;
       this.lastBindGroup = null;
+      this.#keptCopy.bindGroup = null;
     }
   }
 

@@ -233,7 +233,7 @@ export class DispatchEncoder implements DispatchPaths {
     }
     let source: (IndirectSource & { page: Page }) | null = null;
     if (indirect !== null) {
-      source = this.#indirects.source(indirect, n, entry.kernel.name, bound);
+      source = this.#indirects.source(indirect, bindings, n, entry.kernel.name, bound);
       if (source === null) return;
     }
     if (hold) {
@@ -244,7 +244,7 @@ export class DispatchEncoder implements DispatchPaths {
         pages.push(source.page);
         const c = source.copy; // the scratch is reused: keep a copy
         const copy = c === null ? null : { pipeline: c.pipeline, bindGroup: c.bindGroup, offsets: c.offsets.slice() };
-        source = { buffer: source.buffer, offset: source.offset, page: source.page, copy };
+        source = { buffer: source.buffer, offset: source.offset, page: source.page, copy, kept: source.kept };
       }
       const words = info === null
         ? null
@@ -290,7 +290,7 @@ export class DispatchEncoder implements DispatchPaths {
   ): void {
     const stream = this.#stream;
     const q = stream.queue;
-    if (indirect !== null && indirect.copy !== null) {
+    if (indirect !== null && indirect.copy !== null && !q.holdsCount(indirect.copy)) {
       // The count is copied in the pass, right before its dispatch; while profiling, in an untimed pass of its own.
       if (!stream.timestamping) q.copyCount(q.pass ?? q.openPass(), indirect.copy);
       else {
@@ -303,6 +303,7 @@ export class DispatchEncoder implements DispatchPaths {
     q.setBindGroup(pass, bindGroup, dynamic);
     if (indirect !== null) pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
     else pass.dispatchWorkgroups(x, y, z);
+    q.dispatched(indirect);
     q.commands++;
     if (stream.timestamping) {
       // While profiling, each dispatch has its own pass: name it and close it.
@@ -339,6 +340,7 @@ export class DispatchEncoder implements DispatchPaths {
     if (this.#held.current === null && q.segment === null && !stream.timestamping && q.tasks + n < this.#tasksMax) {
       this.markPages(graph.pages);
       encodeReplay(q, graph.tasks, q.pass ?? q.openPass());
+      q.dispatched(null);
       q.commands += n + graph.countCopies;
       q.tasks += n;
       q.replays++;

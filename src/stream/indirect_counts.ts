@@ -7,7 +7,10 @@
  * (`CountCopier`): no pass break, no GPU object and no allocation per launch
  * once the count's buffer has its copy bind group. One 16-byte buffer serves
  * every copy: each is read by the dispatch that follows it, before the next
- * copy writes it.
+ * copy writes it. A launch none of whose bindings covers the count's bytes
+ * cannot change them, so the launch right after it in the same pass, from the
+ * same count, finds the count already copied and skips its copy (the
+ * stream's command queue tracks it: `CommandQueue.holdsCount`).
  *
  * @module
  */
@@ -34,11 +37,12 @@ export class IndirectCounts {
   /** The copy of `source`'s result, reused. */
   #copy: CountCopyScratch = { pipeline: null!, bindGroup: null!, offsets: new Uint32Array(1) };
   /** The result of `source`, reused (nothing is allocated per launch). */
-  #scratch: { buffer: GPUBuffer; offset: number; page: Page; copy: CountCopyScratch | null } = {
+  #scratch: { buffer: GPUBuffer; offset: number; page: Page; copy: CountCopyScratch | null; kept: boolean } = {
     buffer: null!,
     offset: 0,
     page: null!,
     copy: null,
+    kept: false,
   };
 
   /**
@@ -59,13 +63,17 @@ export class IndirectCounts {
    * `createCount`) is read in place. One that lives in a buffer the launch
    * also binds as storage is dispatched from the stream's indirect count
    * buffer, with the copy that fills it (`copy`, encoded right before the
-   * dispatch). Returns null (after queuing an error) when the binding is stale.
+   * dispatch), and whether the launch leaves the count's bytes unchanged
+   * (`kept`: none of its bindings covers them; a next launch from the same
+   * count then needs no copy). Returns null (after queuing an error) when the
+   * binding is stale.
    *
    * The result is a scratch object, overwritten by the next call: a caller
    * that keeps it (held work) copies it and its copy.
    *
    * @param binding The count's binding.
-   * @param n Storage bindings of the launch.
+   * @param bindings The launch's storage bindings.
+   * @param n How many of them.
    * @param kernel Kernel name, for errors.
    * @param bound The slices of the launch's bindings, or null when they were
    * just resolved (the bind group cache's scratch arrays then name their buffers).
@@ -73,6 +81,7 @@ export class IndirectCounts {
    */
   source(
     binding: BufferBinding,
+    bindings: readonly BufferBinding[],
     n: number,
     kernel: string,
     bound: readonly Slice[] | null,
@@ -81,20 +90,38 @@ export class IndirectCounts {
     const desc = binding.memory;
     let slice = desc.slice;
     let conflict = false;
+    let kept = true;
     if (
       slice !== null && slice.owner === desc && slice.page.storage.resource !== null &&
       slotOf(binding.stream, this.#ctx.settings.maxStreams) === stream.slot
     ) {
-      // This stream's memory, resolved: no pin, and a conflict is a shared page.
+      // This stream's memory, resolved: no pin, and a conflict is a shared page;
+      // a binding that covers any of the count's 12 bytes may change them.
       const page = slice.page;
+      const at = slice.offset + binding.offsetStart;
       if (bound !== null) {
-        for (let i = 0; i < n; i++) if (bound[i]!.page === page) conflict = true;
+        for (let i = 0; i < n; i++) {
+          const s = bound[i]!;
+          if (s.page !== page) continue;
+          conflict = true;
+          const b = bindings[i]!;
+          const start = s.offset + b.offsetStart;
+          if (start < at + 12 && at < start + b.size - b.offsetStart - b.offsetEnd) kept = false;
+        }
       } else {
-        const ids = this.#ctx.bindGroups.ids;
+        const cache = this.#ctx.bindGroups;
+        const ids = cache.ids;
+        const offsets = cache.offsets;
+        const sizes = cache.sizes;
         const id = page.storage.id;
-        for (let i = 0; i < n; i++) if (ids[i] === id) conflict = true;
+        for (let i = 0; i < n; i++) {
+          if (ids[i] !== id) continue;
+          conflict = true;
+          if (offsets[i]! < at + 12 && at < offsets[i]! + sizes[i]!) kept = false;
+        }
       }
     } else {
+      kept = false; // another stream's memory, or a stale descriptor: copied every time
       if (bound !== null) {
         // The slow path compares the bind group cache's scratch ids: fill them for this launch.
         const ids = this.#ctx.bindGroups.ids;
@@ -114,6 +141,7 @@ export class IndirectCounts {
       out.buffer = storage.resource!;
       out.offset = slice.offset + binding.offsetStart;
       out.copy = null;
+      out.kept = false;
       return out;
     }
     let buffer = this.#buffer;
@@ -136,6 +164,7 @@ export class IndirectCounts {
     out.buffer = buffer;
     out.offset = 0;
     out.copy = copy;
+    out.kept = kept;
     return out;
   }
 

@@ -188,6 +188,40 @@ clientTest(
   },
 );
 
+/** Adds 1 to words[3 + w] for each workgroup w, and workgroup 0 adds 1 to words[0]: the count it was dispatched from. */
+const bump = defineKernel({
+  name: "bump",
+  wgsl: `
+@group(0) @binding(0) var<storage, read_write> words: array<u32>;
+@group(0) @binding(1) var<storage, read_write> other: array<u32>;
+@compute @workgroup_size(1) fn main(@builtin(workgroup_id) w: vec3u) {
+  words[3u + w.x] = words[3u + w.x] + 1u;
+  if (w.x == 0u) { words[0] = words[0] + 1u; other[0] = other[0] + 1u; }
+}`,
+});
+
+for (const alternate of [false, true]) {
+  clientTest(
+    `a launch that changes its own count makes the next launch from it copy the new count (${
+      alternate ? "bindings resolved each launch" : "the pipeline's memo of its bindings"
+    })`,
+    async (client) => {
+      using words = client.create(new Uint32Array([1, 1, 1, 0, 0, 0, 0, 0, 0, 0]));
+      using count = words.view(0, 28);
+      const others = [client.create(new Uint32Array(1)), client.create(new Uint32Array(1))];
+      client.launch(bump, count, [words, others[0]!]);
+      await client.sync();
+      client.write(words, new Uint32Array([1, 1, 1, 0, 0, 0, 0, 0, 0, 0]));
+      const before = await passes(client);
+      for (let i = 0; i < 4; i++) client.launch(bump, count, [words, others[alternate ? i % 2 : 0]!]);
+      assert.ok((await passes(client)) - before <= 1, "one pass");
+      // Launch k dispatches k workgroups: word 3 + j counts the launches with k > j.
+      assert.deepEqual([...await client.read(words, Uint32Array)], [5, 1, 1, 4, 3, 2, 1, 0, 0, 0]);
+      for (const o of others) o.release();
+    },
+  );
+}
+
 /** Adds 1 to out[info] per workgroup; binds `page` writably, so that a count in it must be copied. */
 const tallyAt = defineKernel({
   name: "tally-at",
@@ -264,6 +298,26 @@ clientTest(
     graph.replay();
     const want = tallies(8, ...Array(3).fill([1, 1, 1]), ...Array(6).fill([2, 1, 1]), [1, 1, 1], [3, 2, 1], [3, 2, 1]);
     assert.deepEqual([...await client.read(out, Uint32Array)], want);
+    graph.destroy();
+  },
+);
+
+clientTest(
+  "a launch after a replay that rewrote its count copies the count again, in the same pass",
+  async (client) => {
+    using out = client.create(new Uint32Array(8));
+    using counts = client.create(new Uint32Array([1, 1, 1]));
+    const graph = await client.capture(() => client.launch(setCount, [1], [counts], new Uint32Array([3, 1, 1])));
+    client.launch(tally, counts, [out]);
+    await client.sync();
+    client.write(out, new Uint32Array(8));
+    client.write(counts, new Uint32Array([1, 1, 1]));
+    const before = await passes(client);
+    client.launch(tally, counts, [out]);
+    graph.replay();
+    client.launch(tally, counts, [out]);
+    assert.ok((await passes(client)) - before <= 1, "one pass");
+    assert.deepEqual([...await client.read(out, Uint32Array)], tallies(8, [1, 1, 1], [3, 1, 1]));
     graph.destroy();
   },
 );
