@@ -26,7 +26,13 @@
  * - "indirect count sharing the bindings' page, submits outside the loop":
  *   the shared-page count of group 3 on the unbatched client, only the
  *   encoding timed (group 6, after the others so that `ONLY` keeps its
- *   numbers).
+ *   numbers). A launch whose bindings do not cover its count leaves it
+ *   unchanged, so the next launch from the same count skips the copy: in
+ *   groups 3 and 6 only the first launch after each submit copies.
+ * - "two counts sharing the bindings' page in turn, …": launches alternate
+ *   between two counts of that page (groups 7 and 8, until submitted and
+ *   submits outside the loop), so that every launch copies its count: the
+ *   cost of the copy itself, a one-invocation dispatch in the open pass.
  *
  * Run: `deno bench --allow-env bench/gaps_bench.ts` (env `LONG`, default
  * 20000; `SHORT`, default 1024; `TASKS_MAX`, the batched client's `tasksMax`,
@@ -64,14 +70,18 @@ const count = client.createCount(1, 1, 1);
 const ucount = unbatched.createCount(1, 1, 1);
 const shared = client.create(new Uint32Array([1, 1, 1]));
 const ushared = unbatched.create(new Uint32Array([1, 1, 1]));
-for (const [c, s, b] of [[client, shared, bufs], [unbatched, ushared, ubufs]] as const) {
-  // The group measures a count in the bindings' own page: refuse to time anything else.
-  if (s.memory.slice!.page !== b[0]!.memory.slice!.page) {
-    throw new Error("the shared count is not in the bindings' page");
+const shared2 = client.create(new Uint32Array([1, 1, 1]));
+const ushared2 = unbatched.create(new Uint32Array([1, 1, 1]));
+for (const [c, s, b] of [[client, [shared, shared2], bufs], [unbatched, [ushared, ushared2], ubufs]] as const) {
+  // These groups measure counts in the bindings' own page: refuse to time anything else.
+  for (const h of s) {
+    if (h.memory.slice!.page !== b[0]!.memory.slice!.page) {
+      throw new Error("a shared count is not in the bindings' page");
+    }
+    c.launch(add, h, b, info);
   }
   c.launch(add, one, b, info);
   c.launch(add, c === client ? count : ucount, b, info);
-  c.launch(add, s, b, info);
   await c.sync();
 }
 
@@ -143,10 +153,26 @@ const groups = [
     untilSubmitted: false,
     sharedPage: true,
   },
+  {
+    group: "two counts sharing the bindings' page in turn, until submitted",
+    n: LONG / 4,
+    fromMemory: true,
+    untilSubmitted: true,
+    sharedPage: true,
+    alternate: true,
+  },
+  {
+    group: "two counts sharing the bindings' page in turn, submits outside the loop",
+    n: SHORT,
+    fromMemory: true,
+    untilSubmitted: false,
+    sharedPage: true,
+    alternate: true,
+  },
 ];
 
-const cases = groups as (typeof groups[number] & { sharedPage?: boolean })[];
-for (const [index, { group, n, fromMemory, untilSubmitted, sharedPage }] of cases.entries()) {
+const cases = groups as (typeof groups[number] & { sharedPage?: boolean; alternate?: boolean })[];
+for (const [index, { group, n, fromMemory, untilSubmitted, sharedPage, alternate }] of cases.entries()) {
   if (ONLY !== undefined && !ONLY.includes(index + 1)) continue;
   const runs = untilSubmitted ? { n: 20, warmup: 3 } : { n: 60, warmup: 10 };
   Deno.bench(
@@ -160,9 +186,16 @@ for (const [index, { group, n, fromMemory, untilSubmitted, sharedPage }] of case
     : fromMemory
     ? (untilSubmitted ? count : ucount)
     : one;
+  const other = untilSubmitted ? shared2 : ushared2; // the second count of groups 7 and 8
   Deno.bench({ group, name: "client.launch", ...runs }, async (b) => {
     b.start();
-    for (let i = 0; i < n; i++) c.launch(add, counts, buffers, info);
+    if (!alternate) { for (let i = 0; i < n; i++) c.launch(add, counts, buffers, info); }
+    else {
+      for (let i = 0; i < n; i += 2) {
+        c.launch(add, counts, buffers, info);
+        c.launch(add, other, buffers, info);
+      }
+    }
     if (!untilSubmitted) b.end();
     const flushed = c.flush(); // submits synchronously; the promise reports queued errors
     if (untilSubmitted) b.end();
