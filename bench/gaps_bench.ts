@@ -14,11 +14,25 @@
  *   buffer of its own. The H200 target (≤ 1.3×).
  * - "indirect count sharing the bindings' page, until submitted": a count
  *   made with `create`, in the same pool page as the launch's bindings, which
- *   WebGPU forbids to dispatch from in place: each launch copies it first.
+ *   WebGPU forbids to dispatch from in place (INDIRECT and writable STORAGE in
+ *   one dispatch): each launch copies it first. Its floor is the raw
+ *   `dispatchWorkgroupsIndirect` loop of the group above, from a buffer of
+ *   its own: what a count costs when nothing has to be copied. The H200
+ *   target (≤ 1.3×).
  * - "… submits outside the loop": `SHORT` launches, only the encoding timed
  *   (the client's `tasksMax` is above `SHORT`): on the software adapter a
  *   submit executes the dispatches on the CPU, so these are its ratios
  *   (≤ 1.25×).
+ * - "indirect count sharing the bindings' page, submits outside the loop":
+ *   the shared-page count of group 3 on the unbatched client, only the
+ *   encoding timed (group 6, after the others so that `ONLY` keeps its
+ *   numbers). A launch whose bindings do not cover its count leaves it
+ *   unchanged, so the next launch from the same count skips the copy: in
+ *   groups 3 and 6 only the first launch after each submit copies.
+ * - "two counts sharing the bindings' page in turn, …": launches alternate
+ *   between two counts of that page (groups 7 and 8, until submitted and
+ *   submits outside the loop), so that every launch copies its count: the
+ *   cost of the copy itself, a one-invocation dispatch in the open pass.
  *
  * Run: `deno bench --allow-env bench/gaps_bench.ts` (env `LONG`, default
  * 20000; `SHORT`, default 1024; `TASKS_MAX`, the batched client's `tasksMax`,
@@ -55,10 +69,19 @@ const ubufs = buffersOf(unbatched);
 const count = client.createCount(1, 1, 1);
 const ucount = unbatched.createCount(1, 1, 1);
 const shared = client.create(new Uint32Array([1, 1, 1]));
-for (const c of [client, unbatched]) {
-  c.launch(add, one, c === client ? bufs : ubufs, info);
-  c.launch(add, c === client ? count : ucount, c === client ? bufs : ubufs, info);
-  if (c === client) c.launch(add, shared, bufs, info);
+const ushared = unbatched.create(new Uint32Array([1, 1, 1]));
+const shared2 = client.create(new Uint32Array([1, 1, 1]));
+const ushared2 = unbatched.create(new Uint32Array([1, 1, 1]));
+for (const [c, s, b] of [[client, [shared, shared2], bufs], [unbatched, [ushared, ushared2], ubufs]] as const) {
+  // These groups measure counts in the bindings' own page: refuse to time anything else.
+  for (const h of s) {
+    if (h.memory.slice!.page !== b[0]!.memory.slice!.page) {
+      throw new Error("a shared count is not in the bindings' page");
+    }
+    c.launch(add, h, b, info);
+  }
+  c.launch(add, one, b, info);
+  c.launch(add, c === client ? count : ucount, b, info);
   await c.sync();
 }
 
@@ -123,10 +146,33 @@ const groups = [
     fromMemory: true,
     untilSubmitted: false,
   },
+  {
+    group: "indirect count sharing the bindings' page, submits outside the loop",
+    n: SHORT,
+    fromMemory: true,
+    untilSubmitted: false,
+    sharedPage: true,
+  },
+  {
+    group: "two counts sharing the bindings' page in turn, until submitted",
+    n: LONG / 4,
+    fromMemory: true,
+    untilSubmitted: true,
+    sharedPage: true,
+    alternate: true,
+  },
+  {
+    group: "two counts sharing the bindings' page in turn, submits outside the loop",
+    n: SHORT,
+    fromMemory: true,
+    untilSubmitted: false,
+    sharedPage: true,
+    alternate: true,
+  },
 ];
 
-const cases = groups as (typeof groups[number] & { sharedPage?: boolean })[];
-for (const [index, { group, n, fromMemory, untilSubmitted, sharedPage }] of cases.entries()) {
+const cases = groups as (typeof groups[number] & { sharedPage?: boolean; alternate?: boolean })[];
+for (const [index, { group, n, fromMemory, untilSubmitted, sharedPage, alternate }] of cases.entries()) {
   if (ONLY !== undefined && !ONLY.includes(index + 1)) continue;
   const runs = untilSubmitted ? { n: 20, warmup: 3 } : { n: 60, warmup: 10 };
   Deno.bench(
@@ -135,10 +181,21 @@ for (const [index, { group, n, fromMemory, untilSubmitted, sharedPage }] of case
   );
   const c = untilSubmitted ? client : unbatched;
   const buffers = untilSubmitted ? bufs : ubufs;
-  const counts = sharedPage ? shared : fromMemory ? (untilSubmitted ? count : ucount) : one;
+  const counts = sharedPage
+    ? (untilSubmitted ? shared : ushared)
+    : fromMemory
+    ? (untilSubmitted ? count : ucount)
+    : one;
+  const other = untilSubmitted ? shared2 : ushared2; // the second count of groups 7 and 8
   Deno.bench({ group, name: "client.launch", ...runs }, async (b) => {
     b.start();
-    for (let i = 0; i < n; i++) c.launch(add, counts, buffers, info);
+    if (!alternate) { for (let i = 0; i < n; i++) c.launch(add, counts, buffers, info); }
+    else {
+      for (let i = 0; i < n; i += 2) {
+        c.launch(add, counts, buffers, info);
+        c.launch(add, other, buffers, info);
+      }
+    }
     if (!untilSubmitted) b.end();
     const flushed = c.flush(); // submits synchronously; the promise reports queued errors
     if (untilSubmitted) b.end();

@@ -96,16 +96,17 @@ export function inProcess(client: ComputeClient<Transport>): client is ComputeCl
 /** The server's counters, from either kind of client (a worker client asks in ring order). */
 export async function serverStats(
   client: ComputeClient<Transport>,
-): Promise<{ pipelinesCompiled: number; bindGroupsCreated: number; graphCount: number }> {
+): Promise<{ pipelinesCompiled: number; bindGroupsCreated: number; graphCount: number; passesBegun: number }> {
   if (client instanceof WorkerClient) {
     return await client.connection.call({ method: "stats" }) as {
       pipelinesCompiled: number;
       bindGroupsCreated: number;
       graphCount: number;
+      passesBegun: number;
     };
   }
-  const { pipelinesCompiled, bindGroupsCreated, graphCount } = (client as ComputeClient).server;
-  return { pipelinesCompiled, bindGroupsCreated, graphCount };
+  const { pipelinesCompiled, bindGroupsCreated, graphCount, passesBegun } = (client as ComputeClient).server;
+  return { pipelinesCompiled, bindGroupsCreated, graphCount, passesBegun };
 }
 
 /** The server's graph doors, from either kind of client (a worker client's connection stands in for its server). */

@@ -219,7 +219,9 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
    * `launch(kernel, count, ...)`. Counts live on pages of their own, never
    * shared with a launch's storage bindings, so an indirect dispatch reads
    * them in place; write them with `write`, or from a kernel that binds the
-   * count as storage (in a launch of its own).
+   * count as storage (in a launch of its own). Any other handle holding three
+   * u32 is a count too; one in the page of the launch's own bindings is first
+   * copied by a one-invocation dispatch in the same compute pass.
    *
    * @param x Workgroups along x.
    * @param y Workgroups along y.
@@ -447,7 +449,8 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
    * next `flush`, `sync` or `read`; argument errors throw here.
    *
    * @param kernel The kernel.
-   * @param count Workgroups `[x, y?, z?]`, or a handle (or dynamic `CubeCount`) holding three u32.
+   * @param count Workgroups `[x, y?, z?]`, or a handle or view (or dynamic `CubeCount`) holding three u32, read
+   * when the dispatch runs (see `createCount`).
    * @param buffers One handle per buffer the kernel binds, in `(group, binding)` order.
    * @param info Info words for the kernel's last binding (see `packInfo`).
    * @param options `{ mode: "skip" }` compiles and caches without dispatching.

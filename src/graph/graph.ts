@@ -16,6 +16,7 @@ import type { ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page } from "../contract/managed_memory.ts";
 import { formatBytesExact } from "../_util/format.ts";
+import type { CopySource, CountCopier, CountCopy } from "../kernel/count_copy.ts";
 
 /** One launch captured while recording. */
 export interface RecordedDispatch {
@@ -152,16 +153,18 @@ export interface ReplayTask {
   readonly y: number;
   /** Static counts. */
   readonly z: number;
-  /** Indirect source, or null. */
+  /** Indirect source (with the copy that fills it first, if any), or null. */
   readonly indirect: IndirectSource | null;
-  /** When set, copy 12 bytes from here into `indirect` before dispatching. */
-  readonly copyFrom: IndirectSource | null;
-  /** The pipeline differs from the previous task's (always true for the first). */
+  /**
+   * The pipeline must be set: it differs from the previous task's, or this
+   * task copies its count first (always true for the first).
+   */
   readonly pipelineChanges: boolean;
   /**
    * The bind group must be set although no dynamic offset asks for it: the
    * pipeline changes, or the previous task bound another group or bound with
-   * a dynamic offset (always true for the first).
+   * a dynamic offset, or this task copies its count first (always true for
+   * the first).
    */
   readonly rebinds: boolean;
 }
@@ -176,8 +179,8 @@ export class CapturedGraph {
   readonly tasks: readonly ReplayTask[];
   /** Distinct pages the dispatches use. */
   readonly pages: readonly Page[];
-  /** True when some dispatch copies its indirect count first (the replay breaks its pass there). */
-  readonly copies: boolean;
+  /** Dispatches that copy their indirect count first (in the pass, one command each). */
+  readonly countCopies: number;
   /** True once destroyed. */
   released = false;
   #retained: ManagedMemory[];
@@ -202,7 +205,7 @@ export class CapturedGraph {
     this.slot = parts.slot;
     this.tasks = parts.tasks;
     this.pages = parts.pages;
-    this.copies = parts.tasks.some((t) => t.copyFrom !== null);
+    this.countCopies = parts.tasks.filter((t) => t.indirect !== null && t.indirect.copy !== null).length;
     this.#retained = parts.retained;
     this.#pins = parts.pins;
     this.#owned = parts.owned;
@@ -223,17 +226,26 @@ export class CapturedGraph {
 /**
  * Builds a graph from a recording: info words go to one buffer of the graph,
  * bind groups are created once, indirect counts that share a page with a
- * bound buffer get a slot in the graph's own indirect buffer.
+ * bound buffer are copied, in the pass, into the graph's own indirect buffer
+ * right before their dispatch (replays read the counts current then).
  *
  * @param device The device.
- * @param parts Id, slot, recording, retained memory and the dynamic-offset alignment.
+ * @param parts Id, slot, recording, retained memory, the dynamic-offset
+ * alignment and the device's count copier.
  * @returns The graph.
  */
 export function buildGraph(
   device: GPUDevice,
-  parts: { id: GraphId; slot: number; recorder: GraphRecorder; retained: ManagedMemory[]; alignment: number },
+  parts: {
+    id: GraphId;
+    slot: number;
+    recorder: GraphRecorder;
+    retained: ManagedMemory[];
+    alignment: number;
+    copier: CountCopier;
+  },
 ): CapturedGraph {
-  const { recorder, alignment } = parts;
+  const { recorder, alignment, copier } = parts;
   const label = `graph ${parts.id}`;
   const owned: GPUBuffer[] = [];
   let infoBytes = 0;
@@ -254,17 +266,17 @@ export function buildGraph(
     recorder.dispatches.forEach((d, i) => d.info && host.set(d.info, infoAt[i]! / 4));
     device.queue.writeBuffer(infoBuffer, 0, host);
   }
-  const copies = recorder.dispatches.filter((d) => d.indirect?.copy).length;
   let indirectBuffer: GPUBuffer | null = null;
-  if (copies > 0) {
+  if (recorder.dispatches.some((d) => d.indirect?.copy)) {
+    // One slot serves every copy: each copy is encoded right before the dispatch that reads it.
     indirectBuffer = device.createBuffer({
-      label: `${label} indirect counts`,
-      size: copies * 16,
-      usage: GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_DST,
+      label: `${label} indirect count`,
+      size: 16,
+      usage: GPUBufferUsage.INDIRECT | GPUBufferUsage.STORAGE,
     });
     owned.push(indirectBuffer);
   }
-  let copyNo = 0;
+  const copySources = new Map<GPUBuffer, CopySource>();
   const pages = new Set<Page>();
   // Identical bindings share one bind group: the driver does less work when a
   // pass sees the same bind group again.
@@ -301,18 +313,29 @@ export function buildGraph(
       bindGroups.set(key, bindGroup);
     }
     let indirect: ReplayTask["indirect"] = null;
-    let copyFrom: ReplayTask["copyFrom"] = null;
     if (d.indirect !== null) {
       pages.add(d.indirect.page);
       if (d.indirect.copy) {
-        indirect = { buffer: indirectBuffer!, offset: 16 * copyNo++ };
-        copyFrom = { buffer: d.indirect.buffer, offset: d.indirect.offset };
+        const src = d.indirect.buffer;
+        let source = copySources.get(src);
+        if (source === undefined) {
+          source = copier.bind(src, indirectBuffer!, `${label} count copy ${copySources.size} (${src.label})`);
+          copySources.set(src, source);
+        }
+        const copy = {
+          pipeline: null! as GPUComputePipeline,
+          bindGroup: source.bindGroup,
+          offsets: new Uint32Array(1),
+        };
+        copier.place(copy, source, d.indirect.offset);
+        indirect = { buffer: indirectBuffer!, offset: 0, copy, kept: false };
       } else {
-        indirect = { buffer: d.indirect.buffer, offset: d.indirect.offset };
+        indirect = { buffer: d.indirect.buffer, offset: d.indirect.offset, copy: null, kept: false };
       }
     }
+    const copies = indirect !== null && indirect.copy !== null;
     const previous = i === 0 ? null : recorder.dispatches[i - 1]!;
-    const pipelineChanges = previous === null || previous.entry.pipeline !== d.entry.pipeline;
+    const pipelineChanges = previous === null || previous.entry.pipeline !== d.entry.pipeline || copies;
     const rebinds = pipelineChanges || previous!.info !== null || previousBindGroup !== bindGroup;
     previousBindGroup = bindGroup;
     return {
@@ -326,7 +349,6 @@ export function buildGraph(
       y: d.y,
       z: d.z,
       indirect,
-      copyFrom,
     };
   });
   return new CapturedGraph({
@@ -346,4 +368,12 @@ export interface IndirectSource {
   readonly buffer: GPUBuffer;
   /** Byte offset of the counts. */
   readonly offset: number;
+  /** The copy that fills `buffer` from the count's own page, encoded in the pass right before the dispatch, or null. */
+  readonly copy: CountCopy | null;
+  /**
+   * With a copy: none of the dispatch's bindings covers the count's bytes, so
+   * the dispatch cannot change them, and the next dispatch of the same pass
+   * with the same copy finds the count already in `buffer` (no copy).
+   */
+  readonly kept: boolean;
 }

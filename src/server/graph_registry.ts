@@ -10,6 +10,7 @@ import { GraphStateError, ServerUnhealthyError } from "../errors.ts";
 import { allocateGraphId, type GraphId } from "../ids.ts";
 import type { Stream } from "../stream/stream.ts";
 import { buildGraph, type CapturedGraph, firstDifference, GraphRecorder } from "../graph/graph.ts";
+import type { CountCopier } from "../kernel/count_copy.ts";
 
 /**
  * Refuses to start a capture inside a dry run: its launches only compile, so
@@ -29,16 +30,19 @@ export class GraphRegistry {
   #graphs = new Map<GraphId, CapturedGraph>();
   #device: GPUDevice;
   #alignment: number;
+  #copier: CountCopier;
 
   /**
    * Creates the registry.
    *
    * @param device The device.
    * @param alignment Dynamic storage offset alignment (for graph info buffers).
+   * @param copier The device's count copier (for counts a graph copies before its dispatch).
    */
-  constructor(device: GPUDevice, alignment: number) {
+  constructor(device: GPUDevice, alignment: number, copier: CountCopier) {
     this.#device = device;
     this.#alignment = alignment;
+    this.#copier = copier;
   }
 
   /** Graphs alive. */
@@ -150,7 +154,14 @@ export class GraphRegistry {
     const id = allocateGraphId();
     this.#graphs.set(
       id,
-      buildGraph(this.#device, { id, slot: s.slot, recorder, retained, alignment: this.#alignment }),
+      buildGraph(this.#device, {
+        id,
+        slot: s.slot,
+        recorder,
+        retained,
+        alignment: this.#alignment,
+        copier: this.#copier,
+      }),
     );
     return id;
   }

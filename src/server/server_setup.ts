@@ -128,7 +128,7 @@ export function setUpServer(setup: ServerSetupOptions): ServerSetup {
   const resolve: OwnerResolver = (binding) => server.stream(binding.stream).memory.resolve(binding.memory);
   const slots = new StreamSlots({ ctx, pools, persistentMemory, deviceTiming, resolveOwner: resolve });
   const hostStaging = new HostStagingPool();
-  const graphs = new GraphRegistry(device, ctx.settings.infoOffsetAlignment);
+  const graphs = new GraphRegistry(device, ctx.settings.infoOffsetAlignment, ctx.countCopier);
   return {
     ctx,
     utilities,

@@ -56,7 +56,7 @@ export function createStream(parts: StreamParts): Stream {
     maxBufferSize: parts.maxBufferSize,
     isIdle: () => !stream.hasWork,
     reportError: (e) => stream.errors.push(e),
-    onDestroy: (id) => ctx.bindGroups.evictStorage(id),
+    onDestroy: (id) => ctx.storageDestroyed(id),
   });
   const memory = new MemoryManager(storage, {
     pools: parts.pools,

@@ -168,6 +168,11 @@ export class WebGpuServer implements ComputeServer, DeviceLink {
     return this.#ctx.bindGroups.created;
   }
 
+  /** @ignore Compute passes begun so far by every stream (tests count pass breaks with it). */
+  get passesBegun(): number {
+    return this.#ctx.passesBegun;
+  }
+
   /** True once the device is lost or the server destroyed. */
   get closed(): boolean {
     return this.#path.closed !== null;

@@ -43,7 +43,7 @@ export interface StreamCopier {
 }
 
 /** What the indirect count sources need of their stream. */
-export interface IndirectHost extends PageUser, StreamCopier {
+export interface IndirectHost extends PageUser {
   /** Slot index. */
   readonly slot: number;
   /** Label prefix of its GPU objects. */

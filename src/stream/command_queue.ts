@@ -19,6 +19,8 @@
 
 import { DeviceValidationError, LaunchError, type ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
+import { type CountCopy, encodeCountCopy } from "../kernel/count_copy.ts";
+import type { IndirectSource } from "../graph/graph.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { InfoArena } from "./info_arena.ts";
 
@@ -71,6 +73,16 @@ export class CommandQueue {
   lastBindGroup: GPUBindGroup | null = null;
   /** The dynamic offset `lastBindGroup` was set with, or -1 when it has none. */
   lastOffset = -1;
+  /**
+   * The count copy whose result the open pass's last dispatch read and left
+   * unchanged (`IndirectSource.kept`), or null: a dispatch right after it
+   * with the same copy skips its own.
+   */
+  #keptCopy: { bindGroup: GPUBindGroup | null; pipeline: GPUComputePipeline | null; offset: number } = {
+    bindGroup: null,
+    pipeline: null,
+    offset: -1,
+  };
   /** Commands encoded in the current encoder. */
   commands = 0;
   /** Dispatches encoded since the last submit. */
@@ -123,16 +135,65 @@ export class CommandQueue {
   }
 
   /**
-   * Opens a compute pass (timed when the stream is profiling).
+   * Opens a compute pass (timed when the stream is profiling, unless `timed` is false).
    *
+   * @param timed False for a pass the profiler does not time (a count copy's while profiling).
    * @returns The pass.
    */
-  openPass(): GPUComputePassEncoder {
-    const descriptor = this.#host.timedPass(this.#passDescriptor.label!) ?? this.#passDescriptor;
+  openPass(timed = true): GPUComputePassEncoder {
+    const descriptor = (timed ? this.#host.timedPass(this.#passDescriptor.label!) : null) ?? this.#passDescriptor;
     this.pass = this.#encoderNow().beginComputePass(descriptor);
     this.lastPipeline = null;
     this.lastBindGroup = null;
+    this.#keptCopy.bindGroup = null;
+    this.#ctx.passesBegun++;
     return this.pass;
+  }
+
+  /**
+   * Encodes an indirect count's copy into `pass` (the open pass), counted as
+   * a command, not a dispatch; the pass state it leaves makes the next
+   * `setPipeline` and `setBindGroup` set theirs.
+   *
+   * @param pass The open pass.
+   * @param copy The copy.
+   */
+  copyCount(pass: GPUComputePassEncoder, copy: CountCopy): void {
+    encodeCountCopy(pass, copy);
+    this.lastPipeline = copy.pipeline;
+    this.lastBindGroup = null;
+    this.commands++;
+  }
+
+  /**
+   * True when the open pass's last dispatch read the count `copy` fills, and
+   * left it unchanged: the stream's indirect count buffer still holds it.
+   *
+   * @param copy The next dispatch's copy.
+   * @returns Whether the copy can be skipped.
+   */
+  holdsCount(copy: CountCopy): boolean {
+    const k = this.#keptCopy;
+    return k.bindGroup === copy.bindGroup && k.pipeline === copy.pipeline && k.offset === copy.offsets[0];
+  }
+
+  /**
+   * Records the indirect source of the dispatch just encoded into the open
+   * pass: its count, when copied and left unchanged, serves the next dispatch
+   * with the same copy; any other dispatch forgets it.
+   *
+   * @param indirect The dispatch's indirect source, or null.
+   */
+  dispatched(indirect: IndirectSource | null): void {
+    const k = this.#keptCopy;
+    const copy = indirect === null || !indirect.kept ? null : indirect.copy;
+    if (copy === null) {
+      k.bindGroup = null;
+      return;
+    }
+    k.bindGroup = copy.bindGroup;
+    k.pipeline = copy.pipeline;
+    k.offset = copy.offsets[0]!;
   }
 
   /**
@@ -182,6 +243,7 @@ export class CommandQueue {
       this.pass = null;
       this.lastPipeline = null;
       this.lastBindGroup = null;
+      this.#keptCopy.bindGroup = null;
     }
   }
 

@@ -14,6 +14,7 @@
 
 import type { BindGroupCache } from "../kernel/bind_group_cache.ts";
 import type { PipelineCache } from "../kernel/pipeline_cache.ts";
+import { CountCopier } from "../kernel/count_copy.ts";
 import type { ManagedMemory } from "../contract/managed_memory.ts";
 import { EMPTY_BINDING_BYTES } from "../contract/launch_checks.ts";
 import { DeviceLostError, ServerError } from "../errors.ts";
@@ -59,6 +60,10 @@ export class DeviceContext {
   readonly settings: StreamSettings;
   /** The logger. */
   readonly logger: ServerLogger;
+  /** Copies of indirect counts inside the open pass (counts in a page the launch also binds). */
+  readonly countCopier: CountCopier;
+  /** Compute passes begun so far by every stream (a pass break shows as one more). */
+  passesBegun = 0;
   /** Whether read-backs and syncs map staging buffers early (off until the server turns it on). */
   readonly fastReads: FastReads = new FastReads();
   /** Index of the last `queue.submit`. */
@@ -106,6 +111,18 @@ export class DeviceContext {
     this.pipelines = parts.pipelines;
     this.settings = parts.settings;
     this.logger = parts.logger;
+    this.countCopier = new CountCopier(parts.device, parts.settings.storageOffsetAlignment);
+  }
+
+  /**
+   * Forgets what the device's caches keep of a destroyed buffer: its bind
+   * groups and its count copies' bind groups.
+   *
+   * @param id The buffer's storage id.
+   */
+  storageDestroyed(id: number): void {
+    this.bindGroups.evictStorage(id);
+    this.countCopier.evict(id);
   }
 
   /**

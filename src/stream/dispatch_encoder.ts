@@ -175,7 +175,6 @@ export class DispatchEncoder implements DispatchPaths {
       recordLaunch(stream, stream.recorder, { entry, bindings, info, x, y, z, indirect }, this.#bindings);
       return;
     }
-    if (indirect !== null && this.#indirects.full) stream.submit();
     if (info !== null && info.length * 4 > this.#arena.capacity) {
       if (this.#infoTooLarge(entry, info)) return;
       stream.submit(); // grow the arena only when nothing queued or held can refer to it
@@ -234,7 +233,7 @@ export class DispatchEncoder implements DispatchPaths {
     }
     let source: (IndirectSource & { page: Page }) | null = null;
     if (indirect !== null) {
-      source = this.#indirects.source(indirect, n, entry.kernel.name, bound);
+      source = this.#indirects.source(indirect, bindings, n, entry.kernel.name, bound);
       if (source === null) return;
     }
     if (hold) {
@@ -243,7 +242,9 @@ export class DispatchEncoder implements DispatchPaths {
       // The count page too: a write into the counts must wait for this dispatch.
       if (source !== null) {
         pages.push(source.page);
-        source = { buffer: source.buffer, offset: source.offset, page: source.page }; // the scratch is reused
+        const c = source.copy; // the scratch is reused: keep a copy
+        const copy = c === null ? null : { pipeline: c.pipeline, bindGroup: c.bindGroup, offsets: c.offsets.slice() };
+        source = { buffer: source.buffer, offset: source.offset, page: source.page, copy, kept: source.kept };
       }
       const words = info === null
         ? null
@@ -289,11 +290,20 @@ export class DispatchEncoder implements DispatchPaths {
   ): void {
     const stream = this.#stream;
     const q = stream.queue;
+    if (indirect !== null && indirect.copy !== null && !q.holdsCount(indirect.copy)) {
+      // The count is copied in the pass, right before its dispatch; while profiling, in an untimed pass of its own.
+      if (!stream.timestamping) q.copyCount(q.pass ?? q.openPass(), indirect.copy);
+      else {
+        q.copyCount(q.pass ?? q.openPass(false), indirect.copy);
+        q.endPass();
+      }
+    }
     const pass = q.pass ?? q.openPass();
     q.setPipeline(pass, pipeline);
     q.setBindGroup(pass, bindGroup, dynamic);
     if (indirect !== null) pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
     else pass.dispatchWorkgroups(x, y, z);
+    q.dispatched(indirect);
     q.commands++;
     if (stream.timestamping) {
       // While profiling, each dispatch has its own pass: name it and close it.
@@ -326,15 +336,12 @@ export class DispatchEncoder implements DispatchPaths {
     this.#ctx.current = stream;
     const q = stream.queue;
     const n = graph.tasks.length;
-    // The common case in one tight loop: nothing held, no segment, no profile,
-    // no indirect-count copy that would break the pass, and room in the batch.
-    if (
-      this.#held.current === null && q.segment === null && !stream.timestamping && !graph.copies &&
-      q.tasks + n < this.#tasksMax
-    ) {
+    // The common case in one tight loop: nothing held, no segment, no profile, and room in the batch.
+    if (this.#held.current === null && q.segment === null && !stream.timestamping && q.tasks + n < this.#tasksMax) {
       this.markPages(graph.pages);
       encodeReplay(q, graph.tasks, q.pass ?? q.openPass());
-      q.commands += n;
+      q.dispatched(null);
+      q.commands += n + graph.countCopies;
       q.tasks += n;
       q.replays++;
       return;
@@ -344,11 +351,7 @@ export class DispatchEncoder implements DispatchPaths {
     this.markPages(graph.pages);
     for (const t of graph.tasks) {
       if (stream.roomForTimedPass()) this.markPages(graph.pages); // it submitted: the pages belong to the next batch
-      const indirect = t.indirect;
-      if (t.copyFrom !== null) {
-        q.encoder().copyBufferToBuffer(t.copyFrom.buffer, t.copyFrom.offset, indirect!.buffer, indirect!.offset, 12);
-      }
-      this.encodeDispatch(t.pipeline, t.bindGroup, t.dynamic, t.x, t.y, t.z, indirect, t.name);
+      this.encodeDispatch(t.pipeline, t.bindGroup, t.dynamic, t.x, t.y, t.z, t.indirect, t.name);
       if (q.tasks === 0) this.markPages(graph.pages); // it submitted: the next batch uses the pages too
     }
   }

@@ -307,7 +307,6 @@ export class Stream implements QueueHost {
     this.epoch++;
     for (const desc of this.#pinsPending) ctx.pinUntil(ctx.submitIndex, desc);
     this.#pinsPending.length = 0;
-    this.#indirects.reset();
     // CubeCL's wgpu stream runs the periodic cleanup after every submit (a no-op while a capture is armed).
     this.memory.cleanup(false);
     this.storage.flush();

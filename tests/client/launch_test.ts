@@ -60,7 +60,7 @@ clientTest("an indirect launch dispatches the counts stored in device memory", a
   const want = new Uint32Array(32);
   for (let y = 0; y < 3; y++) for (let x = 0; x < 7; x++) want[x + y * 7] = 1 + x + 10 * y;
   assert.deepEqual(got, want);
-  // A count handle sharing a page with a bound buffer works too (it is copied aside).
+  // A count handle sharing a page with a bound buffer works too (copied in the pass first).
   const both = client.create(new Uint32Array([2, 1, 1, 0, 0, 0]));
   const inc2 = defineKernel({
     name: "inc-tail",

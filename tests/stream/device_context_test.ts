@@ -11,13 +11,13 @@ import assert from "node:assert/strict";
 import { DeviceLostError } from "../../mod.ts";
 import { DeviceContext } from "../../src/stream/device_context.ts";
 
-/** A context over a stand-in device: `guard` and `markLost` touch nothing else. */
+/** A context over a stand-in device: `guard` and `markLost` touch nothing else (the count copier only keeps the alignment). */
 const context = () =>
   new DeviceContext({
     device: { queue: {} } as unknown as GPUDevice,
     bindGroups: null as never,
     pipelines: null as never,
-    settings: null as never,
+    settings: { storageOffsetAlignment: 256 } as never,
     logger: null as never,
   });
 

@@ -249,11 +249,12 @@ export class WorkerHost {
   }
 
   #stats(): WorkerStats {
-    const { pipelinesCompiled, bindGroupsCreated, graphCount } = this.#server;
+    const { pipelinesCompiled, bindGroupsCreated, graphCount, passesBegun } = this.#server;
     return {
       pipelinesCompiled,
       bindGroupsCreated,
       graphCount,
+      passesBegun,
       busyMs: this.#busy,
       records: this.#records,
       drains: this.#drains,

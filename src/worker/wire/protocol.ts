@@ -113,6 +113,8 @@ export interface WorkerStats {
   readonly pipelinesCompiled: number;
   readonly bindGroupsCreated: number;
   readonly graphCount: number;
+  /** Compute passes begun by every stream. */
+  readonly passesBegun: number;
   /** Milliseconds the worker spent running records. */
   readonly busyMs: number;
   /** Records run. */
