@@ -64,6 +64,7 @@ import type {
   TypedArrayType,
 } from "./client_types.ts";
 import { Graph } from "./graph_handle.ts";
+import { launchNamed, type NamedBuffers } from "./_named_buffers.ts";
 
 /** Where a client's device runs: in this process, or in a Worker of its own. */
 export type Transport = "in-process" | "worker";
@@ -405,17 +406,51 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
    * Queues a kernel launch. Device-side failures are queued and raised by the
    * next `flush`, `sync` or `read`; argument errors throw here.
    *
+   * The buffers are given in argument order (an array: the fast path), or by
+   * the WGSL names of the bindings they take (an object): the names are
+   * `kernel.layout.bindingNames`, which lists every binding the entry point
+   * uses, the info binding included; when info words are given, the last name
+   * takes them and is not among the buffers. A named launch is the positional
+   * launch it maps to (graph capture records it so), and costs a property
+   * lookup per binding more.
+   *
+   * @example Buffers by binding name
+   * ```ts
+   * import { createClient, defineKernel, packInfo } from "@denogpu/runtime";
+   *
+   * const axpy = defineKernel({
+   *   name: "axpy",
+   *   wgsl: `@group(0) @binding(0) var<storage, read> x: array<f32>;
+   *          @group(0) @binding(1) var<storage, read_write> y: array<f32>;
+   *          @group(0) @binding(2) var<uniform> a: f32;
+   *          @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+   *            if (g.x < arrayLength(&y)) { y[g.x] += a * x[g.x]; }
+   *          }`,
+   * });
+   * console.log(axpy.layout.bindingNames); // ["x", "y", "a"]: "a" takes the info words
+   * await using client = await createClient();
+   * using x = client.create(new Float32Array([1, 2, 3]));
+   * using y = client.create(new Float32Array([10, 20, 30]));
+   * client.launch(axpy, [1], { y, x }, packInfo({ f32: 2 }));
+   * console.log(await client.read(y, Float32Array)); // Float32Array(3) [12, 24, 36]
+   * ```
+   *
    * @param kernel The kernel.
    * @param count Workgroups `[x, y?, z?]`, or a handle (or dynamic `CubeCount`) holding three u32.
-   * @param buffers One handle per buffer the kernel binds, in `(group, binding)` order.
+   * @param buffers One handle per buffer the kernel binds: an array in `(group, binding)` order, or an
+   * object keyed by the bindings' WGSL names (every buffer binding once, the info binding left out when
+   * info words are given).
    * @param info Info words for the kernel's last binding (see `packInfo`).
    * @param options `{ mode: "skip" }` compiles and caches without dispatching.
-   * @throws {TypeError} {RangeError} {ResourceLimitError} For a bad argument, before anything is queued.
+   * @throws {TypeError} For a bad argument, before anything is queued: among others, buffers by a name
+   * the kernel does not bind (or by the name taking the info words), a binding name with no buffer, or a
+   * value that is not a `Handle`; each message names the kernel, the name and the kernel's binding names.
+   * @throws {RangeError} {ResourceLimitError} For a bad count, view or size, before anything is queued.
    */
   launch(
     kernel: Kernel,
     count: readonly number[] | Handle | CubeCount,
-    buffers: readonly Handle[],
+    buffers: readonly Handle[] | NamedBuffers,
     info?: InfoWords,
     options?: { mode?: LaunchMode },
   ): void {
@@ -447,7 +482,22 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
     }
     // Every argument is checked once, at the link's door (contract/launch_checks.ts).
     const mode = options === undefined ? "execute" : options.mode ?? "execute";
-    this.#launch.launch(kernel, buffers, info ?? null, x, y, z, indirect, mode, this.stream, false);
+    if (Array.isArray(buffers)) {
+      this.#launch.launch(
+        kernel,
+        buffers as readonly Handle[],
+        info ?? null,
+        x,
+        y,
+        z,
+        indirect,
+        mode,
+        this.stream,
+        false,
+      );
+    } else {
+      launchNamed(this.#launch, kernel, buffers as NamedBuffers, info ?? null, x, y, z, indirect, mode, this.stream);
+    }
   }
 
   /**
