@@ -450,7 +450,7 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   launch(
     kernel: Kernel,
     count: readonly number[] | Handle | CubeCount,
-    buffers: readonly Handle[] | NamedBuffers,
+    buffers: readonly Handle[] | Readonly<Record<string, Handle>>,
     info?: InfoWords,
     options?: { mode?: LaunchMode },
   ): void {
