@@ -41,10 +41,12 @@ export { WorkerClient } from "./src/client/worker_client.ts";
 export { Graph } from "./src/client/graph_handle.ts";
 export type {
   AllReduceOptions,
+  ElementsOf,
   HostData,
   ProfileOptions,
   ProfileResult,
   Tensor,
+  TypedArray,
   TypedArrayType,
 } from "./src/client/client_types.ts";
 export type { ServerOptions } from "./src/options/server_options.ts";

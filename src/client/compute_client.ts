@@ -43,6 +43,7 @@ import type { TuneOptions } from "../tune/tuner.ts";
 import type { TuneMeasurer } from "../tune/measurer.ts";
 import { profileMeasurer } from "../tune/profile_measurer.ts";
 import {
+  asTyped,
   createCountOn,
   createOn,
   createTensorsOn,
@@ -55,14 +56,8 @@ import {
 } from "./_data.ts";
 import { allReduceOn, recvOn, sendOn } from "./_collectives.ts";
 import { captureSection, profileSection } from "./_sections.ts";
-import type {
-  AllReduceOptions,
-  HostData,
-  ProfileOptions,
-  ProfileResult,
-  Tensor,
-  TypedArrayType,
-} from "./client_types.ts";
+import type { AllReduceOptions, HostData, ProfileOptions, ProfileResult, Tensor } from "./client_types.ts";
+import type { ElementsOf, TypedArray, TypedArrayType } from "../contract/typed_arrays.ts";
 import { Graph } from "./graph_handle.ts";
 import { launchNamed, type NamedBuffers } from "./_named_buffers.ts";
 
@@ -203,13 +198,26 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   }
 
   /**
-   * Allocates memory holding a copy of `data`, visible to all later work.
+   * Allocates memory holding a copy of `data`, visible to all later work. The
+   * handle carries `data`'s element type: `create(new Float32Array(n))` gives
+   * a `Handle<Float32Array>`, which `read` returns as a `Float32Array`; a
+   * `Uint8Array`, `DataView` or `ArrayBuffer` gives bytes (`Handle`).
    *
-   * @param data The bytes (a lent staging view goes back to the pool).
-   * @returns A handle owning one reference.
+   * @example A typed handle reads back as its type
+   * ```ts
+   * import { createClient } from "@denogpu/runtime";
+   *
+   * await using client = await createClient();
+   * using h = client.create(new Int32Array([-1, 2, -3])); // Handle<Int32Array>
+   * const values: Int32Array = await client.read(h); // no second argument
+   * console.log(values); // Int32Array(3) [-1, 2, -3]
+   * ```
+   *
+   * @param data The data (a lent staging view goes back to the pool).
+   * @returns A handle owning one reference, of `data`'s element type.
    * @throws {TypeError} When `data` is not an ArrayBuffer or a view, or is detached.
    */
-  create(data: HostData): Handle {
+  create<D extends HostData>(data: D): Handle<ElementsOf<D>> {
     return createOn(this, data);
   }
 
@@ -256,27 +264,80 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   }
 
   /**
-   * Reads `handle`'s bytes, or its elements as `type`. Reads requested in the
-   * same tick share one device wait.
+   * Reads `handle`'s elements: as its own element type (`handle.elementType`:
+   * a `Float32Array` for a handle made from one, bytes for `empty` memory),
+   * or as `type` when given. Reads requested in the same tick share one
+   * device wait.
+   *
+   * In TypeScript, a handle of bytes (`Handle`) reads as any type, and a
+   * typed one (`Handle<Float32Array>`) as its own type or as bytes
+   * (`Uint8Array`): another type is a type error. To reinterpret a typed
+   * handle's bytes as another type, read it through its bytes type,
+   * `client.read(h as Handle, Uint32Array)`; the result then is what the
+   * explicit type says, at run time as in TypeScript. A handle typed as
+   * `Handle` in TypeScript that was made from a typed array still reads, with
+   * no `type`, as that typed array: pass `Uint8Array` for its bytes.
+   *
+   * @example Own type, explicit bytes, reinterpretation
+   * ```ts
+   * import { createClient, type Handle } from "@denogpu/runtime";
+   *
+   * await using client = await createClient();
+   * using h = client.create(new Float32Array([1, -2])); // Handle<Float32Array>
+   * console.log(await client.read(h)); // Float32Array(2) [1, -2]
+   * console.log(await client.read(h, Uint8Array)); // Uint8Array(8) [0, 0, 128, 63, 0, 0, 0, 192]
+   * console.log(await client.read(h as Handle, Uint32Array)); // Uint32Array(2) [1065353216, 3221225472]
+   * ```
    *
    * @param handle The memory.
-   * @param type A typed array constructor, e.g. `Float32Array`; bytes when omitted.
-   * @returns Exactly `sizeInUse` bytes; rejects with `ServerUnhealthyError` when the stream had queued errors.
-   * @throws {RangeError} When the bytes are not a whole number of `type`'s elements (before anything is read).
+   * @param type A typed array constructor, e.g. `Float32Array`; the handle's own element type when omitted.
+   * @returns Exactly `sizeInUse` bytes, as `type` or the handle's element type; rejects with
+   * `ServerUnhealthyError` when the stream had queued errors.
+   * @throws {RangeError} When the bytes are not a whole number of elements of the type read (a view of a
+   * typed handle may not be), before anything is read.
    */
-  async read<T = Uint8Array<ArrayBuffer>>(handle: Handle, type?: TypedArrayType<T>): Promise<T> {
+  async read<
+    E extends TypedArray = Uint8Array<ArrayBuffer>,
+    U extends E | ([E] extends [Uint8Array] ? TypedArray : Uint8Array<ArrayBuffer>) = E,
+  >(handle: Handle<E>, type?: TypedArrayType<U>): Promise<NoInfer<U>> {
     return (await readManyOn(this, [handle], type, "read"))[0]!;
   }
 
   /**
-   * Reads several handles with one copy batch and one device wait.
+   * Reads several handles with one copy batch and one device wait: each as
+   * its own element type, or every one as `type` when given (see `read`).
+   *
+   * @example Each handle as its own type
+   * ```ts
+   * import { createClient } from "@denogpu/runtime";
+   *
+   * await using client = await createClient();
+   * using a = client.create(new Float32Array([0.5]));
+   * using b = client.create(new Uint16Array([7, 8]));
+   * const [x, y] = await client.readMany([a, b]); // [Float32Array, Uint16Array]
+   * console.log(x, y); // Float32Array(1) [0.5] Uint16Array(2) [7, 8]
+   * ```
    *
    * @param handles The memory.
-   * @param type A typed array constructor for every result; bytes when omitted.
+   * @param type A typed array constructor for every result; each handle's own element type when omitted.
+   * In TypeScript it must suit the handles as `read`'s does (one of their types, or bytes).
    * @returns Their contents, in order.
+   * @throws {RangeError} When a handle's bytes are not a whole number of elements of the type read,
+   * before anything is read.
    */
-  readMany<T = Uint8Array<ArrayBuffer>>(handles: readonly Handle[], type?: TypedArrayType<T>): Promise<T[]> {
-    return readManyOn(this, handles, type);
+  readMany<
+    const H extends readonly Handle<TypedArray>[],
+    U extends
+      | (H[number] extends Handle<infer E> ? E : never)
+      | ([H[number] extends Handle<infer E> ? E : never] extends [Uint8Array] ? TypedArray : Uint8Array<ArrayBuffer>) =
+        never,
+  >(
+    handles: H,
+    type?: TypedArrayType<U>,
+  ): Promise<
+    NoInfer<[U] extends [never] ? { -readonly [K in keyof H]: H[K] extends Handle<infer E> ? E : never } : U[]>
+  > {
+    return readManyOn(this, handles, type) as never;
   }
 
   /**
@@ -734,12 +795,21 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
    * @param handle The memory, read as the work queued before the call left it.
    * @param other The client receiving the copy: of any device, this one
    * included, or any client with `create` (a client hosted in a Worker).
-   * @returns A new handle of `other` holding the bytes; work issued on it afterwards sees them.
+   * @returns A new handle of `other` holding the bytes, of the same element type when `other` is a
+   * `ComputeClient` (bytes for a view that is not a whole number of its elements); work issued on it
+   * afterwards sees them.
    */
-  async toClient(handle: Handle, other: { create(data: HostData): Handle }): Promise<Handle> {
+  async toClient<E extends TypedArray>(
+    handle: Handle<E>,
+    other: { create(data: HostData): Handle<TypedArray> },
+  ): Promise<Handle<E>> {
     if (typeof other?.create !== "function") throw new TypeError("toClient: other must be a client");
-    const bytes = await this.read(checkHandle(this.link.owner, handle, "toClient"));
-    return other.create(bytes);
+    const h = checkHandle(this.link.owner, handle, "toClient");
+    const bytes = await this.read(h, Uint8Array);
+    // Handed over as the handle's element type, so that `other.create` gives the copy the same one.
+    const type = h.elementType;
+    const size = type.BYTES_PER_ELEMENT;
+    return other.create(bytes.byteLength % size === 0 ? asTyped(bytes, type, size) : bytes) as Handle<E>;
   }
 
   /**
