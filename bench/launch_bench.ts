@@ -13,9 +13,12 @@
  *   would measure the software GPU, not the runtime. The client's `tasksMax` is
  *   above the loop length here, so no submit happens inside the loop.
  *   The client launches with its buffers in argument order (an array: the fast
- *   path) and by binding name (`{ x }`: a property lookup per binding into an
- *   array the kernel reuses, then the same path); the issue's target for the
- *   named form is within 10% of the positional one on the H200.
+ *   path) and by binding name (`{ x }`: the object's keys matched to the
+ *   kernel's binding names into an array the kernel reuses, then the same
+ *   path); the issue's target for the named form is within 10% of the
+ *   positional one on the H200 (`named_launch_ab.ts` times the two
+ *   interleaved, which these sequential groups are too noisy for on a shared
+ *   host).
  * - "4 buffers + changing info": the same with four storage buffers and info
  *   words that change every launch (raw: a dynamic-offset arena uploaded once),
  *   positional and by name.

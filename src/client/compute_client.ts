@@ -472,8 +472,8 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
    * `kernel.layout.bindingNames`, which lists every binding the entry point
    * uses, the info binding included; when info words are given, the last name
    * takes them and is not among the buffers. A named launch is the positional
-   * launch it maps to (graph capture records it so), and costs a property
-   * lookup per binding more.
+   * launch it maps to (graph capture records it so), and costs a walk over the
+   * object's keys more (tens of nanoseconds at four buffers).
    *
    * @example Buffers by binding name
    * ```ts
