@@ -352,7 +352,9 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
 
   /**
    * Allocates a group of tensors in one reservation and writes each one's
-   * data; every argument is checked before anything is allocated.
+   * data; every argument is checked before anything is allocated. A tensor
+   * keeps its `elemSize`, not the data's element type: its handle is bytes
+   * (`Handle`), and `readTensor` returns bytes unless given a type.
    *
    * @param entries Each tensor's descriptor and bytes (exactly `product(shape) × elemSize`).
    * @returns One tensor per entry.
@@ -363,7 +365,8 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   }
 
   /**
-   * Reads a tensor (contiguous strides only).
+   * Reads a tensor (contiguous strides only). Tensor handles are bytes, so
+   * with no `type` the result is bytes, whatever the data written.
    *
    * @param tensor The tensor.
    * @param type A typed array constructor; bytes when omitted.
