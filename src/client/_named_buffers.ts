@@ -2,9 +2,8 @@
  * Launches by binding name: `client.launch(kernel, count, { x, y }, info)`.
  * The names are the kernel's `layout.bindingNames` (the WGSL variables, in
  * argument order), less the last one when info words are given, which takes
- * them. The handles are put in argument order into an array the kernel keeps
- * for this (`Kernel.namedScratch`), and the launch goes down the positional
- * path, whose door checks them as it checks any launch; so a named launch is
+ * them. The handles are put in argument order into an array the client keeps
+ * for this, and the launch goes down the positional path, whose door checks them as it checks any launch; so a named launch is
  * a positional one, for the stream, the Worker link and graph capture alike.
  *
  * @module
@@ -22,10 +21,12 @@ export type NamedBuffers = Readonly<Record<string, Handle>>;
 
 /**
  * Queues a launch whose buffers are given by binding name: checks the names
- * against the kernel's, fills the kernel's reused array in argument order and
- * launches positionally. Nothing is allocated in steady state.
+ * against the kernel's, fills `scratch` with the handles in argument order and
+ * launches positionally with it. Nothing is allocated once `scratch` has
+ * grown to the kernel's bindings.
  *
  * @param launcher The link's launch path.
+ * @param scratch The array to fill (the client's, reused; it keeps the handles until the next fill).
  * @param kernel The kernel.
  * @param named The handles by binding name.
  * @param info Info words, or null.
@@ -42,6 +43,7 @@ export type NamedBuffers = Readonly<Record<string, Handle>>;
  */
 export function launchNamed(
   launcher: LinkLauncher,
+  scratch: BufferBinding[],
   kernel: Kernel,
   named: NamedBuffers,
   info: InfoWords | null,
@@ -56,35 +58,25 @@ export function launchNamed(
   if (named === null || typeof named !== "object") badNamed(kernel, named, info);
   const names = kernel.layout.bindingNames;
   const n = names.length - (info !== null && info.length > 0 ? 1 : 0);
-  // Taken while in use: a launch made from inside this one (a logger's callback) gets an array of its own.
-  let scratch = kernel.namedScratch as BufferBinding[] | null;
-  kernel.namedScratch = null;
-  if (scratch === null) scratch = [];
   if (scratch.length > n) scratch.length = n;
   while (scratch.length < n) scratch.push(EMPTY); // packed, not holey
-  try {
-    // Over the object's keys: V8 then loads each value through the for-in cache, without hashing the
-    // key (a lookup by each binding name cost a third more at four buffers). Keys are distinct, so n of
-    // them, each a buffer's name, are every buffer once.
-    let given = 0;
-    for (const key in named) {
-      let i = 0;
-      while (i < n && names[i] !== key) i++;
-      const h = named[key];
-      if (i === n || !(h instanceof Handle)) badNamed(kernel, named, info);
-      scratch[i] = h;
-      given++;
-    }
-    if (given !== n) badNamed(kernel, named, info);
-    launcher.launch(kernel, scratch, info, x, y, z, indirect, mode, stream, false);
-  } finally {
-    // The kernel may outlive the device: keep none of its memory reachable.
-    for (let i = 0; i < n; i++) scratch[i] = EMPTY;
-    kernel.namedScratch = scratch;
+  // Over the object's keys: V8 then loads each value through the for-in cache, without hashing the key
+  // (a lookup by each binding name cost a third more at four buffers). Keys are distinct, so n of them,
+  // each a buffer's name, are every buffer once.
+  let given = 0;
+  for (const key in named) {
+    let i = 0;
+    while (i < n && names[i] !== key) i++;
+    const h = named[key];
+    if (i === n || !(h instanceof Handle)) badNamed(kernel, named, info);
+    scratch[i] = h;
+    given++;
   }
+  if (given !== n) badNamed(kernel, named, info);
+  launcher.launch(kernel, scratch, info, x, y, z, indirect, mode, stream, false);
 }
 
-/** What the reused array holds between launches. */
+/** What a grown array holds until filled. */
 const EMPTY = null as unknown as BufferBinding;
 
 /**

@@ -125,6 +125,12 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   #launch: LinkLauncher;
   /** Measures autotune rounds on this client's stream (made on first use). */
   #measurer: TuneMeasurer | null = null;
+  /**
+   * The array a launch by binding names fills in argument order, reused; it
+   * keeps the last such launch's handles (objects only: their memory goes by
+   * reference counts) until the next, or until the client goes.
+   */
+  #named: BufferBinding[] | null = [];
 
   /**
    * Internal: use `createClient()`.
@@ -560,7 +566,13 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
         false,
       );
     } else {
-      launchNamed(this.#launch, kernel, buffers as NamedBuffers, info ?? null, x, y, z, indirect, mode, this.stream);
+      // Taken while in use: a launch made while it is filled (a getter among the buffers) gets an array of
+      // its own, and one that throws leaves the next to make a new one.
+      const scratch = this.#named ?? [];
+      this.#named = null;
+      const named = buffers as NamedBuffers;
+      launchNamed(this.#launch, scratch, kernel, named, info ?? null, x, y, z, indirect, mode, this.stream);
+      this.#named = scratch;
     }
   }
 

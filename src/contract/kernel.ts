@@ -103,12 +103,6 @@ export class Kernel {
    * the server: a module-level kernel must not keep a destroyed server alive.
    */
   fits: [number, number] = [0, 0];
-  /**
-   * Internal: the array a launch by binding names fills with the handles in
-   * argument order, reused by every such launch of this kernel (taken while a
-   * launch holds it, and emptied after, so it keeps no memory alive).
-   */
-  namedScratch: unknown[] | null = null;
   #sources: readonly [string, string];
 
   /**

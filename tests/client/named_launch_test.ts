@@ -6,7 +6,7 @@
  * missing or a value that is not a handle is refused at the call with a
  * `TypeError` naming the kernel, the name and the kernel's binding names, and
  * the work queued around it runs; a named launch inside a capture replays;
- * the array a kernel reuses for named launches keeps no memory alive.
+ * a named launch made while another's buffers are read gets its own array.
  */
 
 import assert from "node:assert/strict";
@@ -121,18 +121,38 @@ clientTest(
   },
 );
 
-clientTest("a named launch whose handle the door refuses leaves the kernel's array empty", async (client) => {
+clientTest(
+  "a named launch made while another's buffers are read (a getter) leaves both their own handles",
+  async (client) => {
+    const a = client.create(new Float32Array([1, 2]));
+    const b = client.create(new Float32Array([3, 4]));
+    const c = client.create(new Float32Array([10, 20]));
+    const d = client.create(new Float32Array([30, 40]));
+    const outer = client.empty(8);
+    const inner = client.empty(8);
+    const info = new Uint32Array([2]);
+    const named = {
+      a,
+      b,
+      get out() {
+        client.launch(addKernel, [1], { a: c, b: d, out: inner }, info);
+        return outer;
+      },
+    };
+    client.launch(addKernel, [1], named, info);
+    assert.deepEqual([...await readF32(client, inner)], [40, 60]);
+    assert.deepEqual([...await readF32(client, outer)], [4, 6], "the outer launch kept a and b");
+  },
+);
+
+clientTest("a named launch whose handle the door refuses leaves the client launching by name", async (client) => {
   const a = client.create(new Float32Array([1]));
   const b = client.create(new Float32Array([2]));
   const out = client.empty(4);
   b.release();
-  assert.throws(() => client.launch(addKernel, [1], { a, b, out }, new Uint32Array([1])), /was released/);
-  const scratch = addKernel.namedScratch;
-  assert.ok(scratch !== null && scratch.length === 3, "the array went back to the kernel");
-  assert.ok(scratch.every((v) => v === null), "and holds no handle");
+  assert.throws(() => client.launch(addKernel, [1], { a, b, out }, new Uint32Array([1])), /buffer 1: .*was released/);
   const c = client.create(new Float32Array([5]));
   client.launch(addKernel, [1], { a, b: c, out }, new Uint32Array([1]));
-  assert.ok(addKernel.namedScratch!.every((v) => v === null), "nor after a launch that ran");
   assert.deepEqual([...await readF32(client, out)], [6]);
 });
 
