@@ -44,10 +44,12 @@ export { WorkerClient } from "./src/client/worker_client.ts";
 export { Graph } from "./src/client/graph_handle.ts";
 export type {
   AllReduceOptions,
+  ElementsOf,
   HostData,
   ProfileOptions,
   ProfileResult,
   Tensor,
+  TypedArray,
   TypedArrayType,
   WaitOptions,
 } from "./src/client/client_types.ts";

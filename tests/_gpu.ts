@@ -4,7 +4,7 @@
  */
 
 import { type ClientOptions, type ComputeClient, createClient, defineKernel } from "../mod.ts";
-import type { Kernel } from "../mod.ts";
+import type { Handle, Kernel, TypedArray } from "../mod.ts";
 import type { Transport } from "../mod.ts";
 
 /**
@@ -39,22 +39,14 @@ export function bytes(view: ArrayBufferView): Uint8Array {
   return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
 }
 
-/** Reads a handle as f32. */
-export async function readF32(
-  client: ComputeClient<Transport>,
-  h: Parameters<ComputeClient["read"]>[0],
-): Promise<Float32Array> {
-  const b = await client.read(h);
-  return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+/** Reads a handle's bytes as f32, whatever its element type (an explicit type wins). */
+export function readF32(client: ComputeClient<Transport>, h: Handle<TypedArray>): Promise<Float32Array<ArrayBuffer>> {
+  return client.read(h as Handle, Float32Array);
 }
 
-/** Reads a handle as u32. */
-export async function readU32(
-  client: ComputeClient<Transport>,
-  h: Parameters<ComputeClient["read"]>[0],
-): Promise<Uint32Array> {
-  const b = await client.read(h);
-  return new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+/** Reads a handle's bytes as u32, whatever its element type (an explicit type wins). */
+export function readU32(client: ComputeClient<Transport>, h: Handle<TypedArray>): Promise<Uint32Array<ArrayBuffer>> {
+  return client.read(h as Handle, Uint32Array);
 }
 
 /** out[i] = a[i] + b[i] for i < n (info word 0). */

@@ -7,7 +7,8 @@
  * @module
  */
 
-import type { Handle } from "../contract/handle.ts";
+import { Handle } from "../contract/handle.ts";
+import { type ElementsOf, elementTypeOf, type TypedArray } from "../contract/typed_arrays.ts";
 import { checkCountWords, checkHandle, checkSize } from "../contract/handle_checks.ts";
 import { checkReads } from "../contract/transfer_checks.ts";
 import type { MemoryLayoutDescriptor } from "../contract/memory_types.ts";
@@ -72,12 +73,13 @@ function recycleStaging(t: Target, bytes: Uint8Array): void {
   if (staging.owns(bytes)) staging.recycle(bytes);
 }
 
-/** Allocates memory holding a copy of `data` (see `ComputeClient.create`). */
-export function createOn(t: Target, data: HostData): Handle {
+/** Allocates memory holding a copy of `data`, of its element type (see `ComputeClient.create`). */
+export function createOn<D extends HostData>(t: Target, data: D): Handle<ElementsOf<D>> {
   const bytes = toBytes(data, "create");
+  const type = elementTypeOf(data); // before the write, which detaches a lent staging view
   const h = emptyOn(t, bytes.byteLength);
   writeBytes(t, h, bytes);
-  return h;
+  return Handle.typed<ElementsOf<D>>(h, type);
 }
 
 /** Overwrites `handle` with exactly `sizeInUse` bytes (see `ComputeClient.write`). */
@@ -100,17 +102,25 @@ export function writeOn(t: Target, handle: Handle, data: HostData): void {
 
 /**
  * Checks that `bytes` bytes read as a whole number of `type`'s elements, before
- * anything is read; returns the element size (1 for bytes).
+ * anything is read; returns the element size (1 for bytes). `own` says the
+ * type is the handle's, not one the caller gave (the message then says how to
+ * read the bytes anyway).
  */
-export function elementSize(type: TypedArrayType<unknown> | undefined, bytes: number, where: string): number {
+export function elementSize(
+  type: TypedArrayType<unknown> | undefined,
+  bytes: number,
+  where: string,
+  own = false,
+): number {
   if (type === undefined || (type as unknown) === Uint8Array) return 1;
   const size = typeof type === "function" ? type.BYTES_PER_ELEMENT : undefined;
   if (typeof size !== "number" || !Number.isInteger(size) || size < 1) {
     throw new TypeError(`${where}: type must be a typed array constructor such as Float32Array, got ${describe(type)}`);
   }
   if (bytes % size !== 0) {
+    const hint = own ? ` (the handle's element type; read it as Uint8Array for its bytes)` : "";
     throw new RangeError(
-      `${where}: ${formatBytesExact(bytes)} is not a whole number of ${type.name} elements (${size} B each)`,
+      `${where}: ${formatBytesExact(bytes)} is not a whole number of ${type.name} elements (${size} B each)${hint}`,
     );
   }
   return size;
@@ -124,18 +134,19 @@ export function asTyped<T>(bytes: Uint8Array<ArrayBuffer>, type: TypedArrayType<
 }
 
 /**
- * Reads handles with one device wait (see `ComputeClient.readMany`).
+ * Reads handles with one device wait (see `ComputeClient.readMany`): each as
+ * `type` when given, else as its own element type (`Handle.elementType`).
  *
  * @param t The client's server and stream.
  * @param handles The memory.
- * @param type The element type, or undefined for bytes.
+ * @param type The element type of every result, or undefined for each handle's own.
  * @param call The call errors name: `"read"` for a single `read`, else `readMany[i]`.
  * @param options The caller's signal, if any (see `_waits.ts`).
  * @returns The contents.
  */
 export function readManyOn<T>(
   t: Target,
-  handles: readonly Handle[],
+  handles: readonly Handle<TypedArray>[],
   type: TypedArrayType<T> | undefined,
   call: "read" | "readMany" = "readMany",
   options?: WaitOptions,
@@ -143,14 +154,19 @@ export function readManyOn<T>(
   try {
     const signal = options === undefined ? undefined : waitSignal(options, call);
     if (!Array.isArray(handles)) throw new TypeError("readMany: handles must be an array of Handle");
-    let size = 1;
+    const types: (TypedArrayType<unknown> | undefined)[] = [];
+    const sizes: number[] = [];
     const descriptors: CopyDescriptor[] = handles.map((h, i) => {
       const where = call === "read" ? "read" : `readMany[${i}]`;
       const handle = checkHandle(t.link.owner, h, where);
-      size = elementSize(type, handle.sizeInUse, where);
+      const own = type === undefined;
+      const ty: TypedArrayType<unknown> = own ? handle.elementType : type;
+      sizes.push(elementSize(ty, handle.sizeInUse, where, own));
+      types.push(ty);
       return { binding: handle, shape: [handle.sizeInUse], strides: [1], elemSize: 1 };
     });
-    const typed = (out: Uint8Array<ArrayBuffer>[]) => out.map((b) => asTyped(b, type, size));
+    const typed = (out: Uint8Array<ArrayBuffer>[]) =>
+      out.map((b, i) => asTyped(b, types[i] as TypedArrayType<T>, sizes[i]!));
     if (signal === undefined && quiet()) return t.link.read(descriptors, t.stream, true).then(typed, readFailed);
     if (signal?.aborted) return Promise.reject(signal.reason);
     return waitFor(t, t.link.read(descriptors, t.stream, true), "read", signal).then(typed);

@@ -18,22 +18,10 @@ import type {
 import type { LogicalDevice } from "../collective/device_ids.ts";
 import type { DispatchTiming } from "../contract/types.ts";
 
+export type { ElementsOf, TypedArray, TypedArrayType } from "../contract/typed_arrays.ts";
+
 /** Host bytes accepted by `create` and `write`. */
 export type HostData = ArrayBufferView | ArrayBuffer;
-
-/**
- * A typed array constructor a read returns its bytes as: `Float32Array`,
- * `Uint32Array`, `Int32Array`, `Float16Array`, `BigInt64Array`... The
- * result views the bytes read, typed over an `ArrayBuffer`.
- */
-export interface TypedArrayType<T> {
-  /** Makes the array over `length` elements of `buffer` from `byteOffset`. */
-  new (buffer: ArrayBuffer, byteOffset: number, length: number): T;
-  /** Bytes per element. */
-  readonly BYTES_PER_ELEMENT: number;
-  /** The constructor's name, for messages. */
-  readonly name: string;
-}
 
 /** A launch's workgroup count: `[x, y?, z?]`, a `CubeCount`, or a handle holding three u32 (indirect). */
 export type LaunchCount = readonly number[] | CubeCount | Handle;

@@ -43,6 +43,7 @@ import type { TuneOptions } from "../tune/tuner.ts";
 import type { TuneMeasurer } from "../tune/measurer.ts";
 import { profileMeasurer } from "../tune/profile_measurer.ts";
 import {
+  asTyped,
   createCountOn,
   createOn,
   createTensorsOn,
@@ -56,16 +57,10 @@ import {
 import { flushOn, quiet, syncOn } from "./_waits.ts";
 import { allReduceOn, recvOn, sendOn } from "./_collectives.ts";
 import { captureSection, profileSection } from "./_sections.ts";
-import type {
-  AllReduceOptions,
-  HostData,
-  ProfileOptions,
-  ProfileResult,
-  Tensor,
-  TypedArrayType,
-  WaitOptions,
-} from "./client_types.ts";
+import type { AllReduceOptions, HostData, ProfileOptions, ProfileResult, Tensor, WaitOptions } from "./client_types.ts";
+import type { ElementsOf, TypedArray, TypedArrayType } from "../contract/typed_arrays.ts";
 import { Graph } from "./graph_handle.ts";
+import { launchNamed, type NamedBuffers } from "./_named_buffers.ts";
 
 /** Where a client's device runs: in this process, or in a Worker of its own. */
 export type Transport = "in-process" | "worker";
@@ -131,6 +126,12 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   #launch: LinkLauncher;
   /** Measures autotune rounds on this client's stream (made on first use). */
   #measurer: TuneMeasurer | null = null;
+  /**
+   * The array a launch by binding names fills in argument order, reused; it
+   * keeps the last such launch's handles (objects only: their memory goes by
+   * reference counts) until the next, or until the client goes.
+   */
+  #named: BufferBinding[] | null = [];
 
   /**
    * Internal: use `createClient()`.
@@ -204,13 +205,26 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   }
 
   /**
-   * Allocates memory holding a copy of `data`, visible to all later work.
+   * Allocates memory holding a copy of `data`, visible to all later work. The
+   * handle carries `data`'s element type: `create(new Float32Array(n))` gives
+   * a `Handle<Float32Array>`, which `read` returns as a `Float32Array`; a
+   * `Uint8Array`, `DataView` or `ArrayBuffer` gives bytes (`Handle`).
    *
-   * @param data The bytes (a lent staging view goes back to the pool).
-   * @returns A handle owning one reference.
+   * @example A typed handle reads back as its type
+   * ```ts
+   * import { createClient } from "@denogpu/runtime";
+   *
+   * await using client = await createClient();
+   * using h = client.create(new Int32Array([-1, 2, -3])); // Handle<Int32Array>
+   * const values: Int32Array = await client.read(h); // no second argument
+   * console.log(values); // Int32Array(3) [-1, 2, -3]
+   * ```
+   *
+   * @param data The data (a lent staging view goes back to the pool).
+   * @returns A handle owning one reference, of `data`'s element type.
    * @throws {TypeError} When `data` is not an ArrayBuffer or a view, or is detached.
    */
-  create(data: HostData): Handle {
+  create<D extends HostData>(data: D): Handle<ElementsOf<D>> {
     return createOn(this, data);
   }
 
@@ -259,9 +273,30 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   }
 
   /**
-   * Reads `handle`'s bytes, or its elements as `type`, as the work queued
-   * before the call leaves them. Reads requested in the same tick share one
+   * Reads `handle`'s elements: as its own element type (`handle.elementType`:
+   * a `Float32Array` for a handle made from one, bytes for `empty` memory),
+   * or as `type` when given. Reads requested in the same tick share one
    * device wait.
+   *
+   * In TypeScript, a handle of bytes (`Handle`) reads as any type, and a
+   * typed one (`Handle<Float32Array>`) as its own type or as bytes
+   * (`Uint8Array`): another type is a type error. To reinterpret a typed
+   * handle's bytes as another type, read it through its bytes type,
+   * `client.read(h as Handle, Uint32Array)`; the result then is what the
+   * explicit type says, at run time as in TypeScript. A handle typed as
+   * `Handle` in TypeScript that was made from a typed array still reads, with
+   * no `type`, as that typed array: pass `Uint8Array` for its bytes.
+   *
+   * @example Own type, explicit bytes, reinterpretation
+   * ```ts
+   * import { createClient, type Handle } from "@denogpu/runtime";
+   *
+   * await using client = await createClient();
+   * using h = client.create(new Float32Array([1, -2])); // Handle<Float32Array>
+   * console.log(await client.read(h)); // Float32Array(2) [1, -2]
+   * console.log(await client.read(h, Uint8Array)); // Uint8Array(8) [0, 0, 128, 63, 0, 0, 0, 192]
+   * console.log(await client.read(h as Handle, Uint32Array)); // Uint32Array(2) [1065353216, 3221225472]
+   * ```
    *
    * `options.signal` abandons the wait, not the read: once it aborts, the
    * promise rejects with `signal.reason`, while the read, issued at the call,
@@ -280,39 +315,63 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
    * const read = client.read(x, Float32Array, { signal: controller.signal });
    * controller.abort(new Error("no longer needed"));
    * await read.catch((e) => console.log(e.message)); // "no longer needed"
-   * console.log(await client.read(x, Float32Array)); // Float32Array(3) [1, 2, 3]
+   * console.log(await client.read(x)); // Float32Array(3) [1, 2, 3]
    * ```
    *
    * @param handle The memory.
-   * @param type A typed array constructor, e.g. `Float32Array`; bytes when omitted.
+   * @param type A typed array constructor, e.g. `Float32Array`; the handle's own element type when omitted.
    * @param options `signal` abandons the wait (see above).
-   * @returns Exactly `sizeInUse` bytes. Rejects with `ServerUnhealthyError` when the stream had queued errors
-   * (or an abandoned read or sync on it drained some), with `signal.reason` once the signal aborts, with
-   * `DeviceLostError` once the device is gone, and with `TypeError` or `RangeError` for a bad handle, type or
-   * options, before anything is read.
+   * @returns Exactly `sizeInUse` bytes, as `type` or the handle's element type. Rejects with
+   * `ServerUnhealthyError` when the stream had queued errors (or an abandoned read or sync on it drained
+   * some), with `signal.reason` once the signal aborts, with `DeviceLostError` once the device is gone, and
+   * with `TypeError` for a bad handle or options, before anything is read.
+   * @throws {RangeError} When the bytes are not a whole number of elements of the type read (a view of a
+   * typed handle may not be), before anything is read.
    */
-  async read<T = Uint8Array<ArrayBuffer>>(
-    handle: Handle,
-    type?: TypedArrayType<T>,
-    options?: WaitOptions,
-  ): Promise<T> {
+  async read<
+    E extends TypedArray = Uint8Array<ArrayBuffer>,
+    U extends E | ([E] extends [Uint8Array] ? TypedArray : Uint8Array<ArrayBuffer>) = E,
+  >(handle: Handle<E>, type?: TypedArrayType<U>, options?: WaitOptions): Promise<NoInfer<U>> {
     return (await readManyOn(this, [handle], type, "read", options))[0]!;
   }
 
   /**
-   * Reads several handles with one copy batch and one device wait; see `read`.
+   * Reads several handles with one copy batch and one device wait: each as
+   * its own element type, or every one as `type` when given (see `read`).
+   *
+   * @example Each handle as its own type
+   * ```ts
+   * import { createClient } from "@denogpu/runtime";
+   *
+   * await using client = await createClient();
+   * using a = client.create(new Float32Array([0.5]));
+   * using b = client.create(new Uint16Array([7, 8]));
+   * const [x, y] = await client.readMany([a, b]); // [Float32Array, Uint16Array]
+   * console.log(x, y); // Float32Array(1) [0.5] Uint16Array(2) [7, 8]
+   * ```
    *
    * @param handles The memory.
-   * @param type A typed array constructor for every result; bytes when omitted.
+   * @param type A typed array constructor for every result; each handle's own element type when omitted.
+   * In TypeScript it must suit the handles as `read`'s does (one of their types, or bytes).
    * @param options `signal` abandons the wait, not the reads, as in `read`.
    * @returns Their contents, in order. Rejects as `read` does.
+   * @throws {RangeError} When a handle's bytes are not a whole number of elements of the type read,
+   * before anything is read.
    */
-  readMany<T = Uint8Array<ArrayBuffer>>(
-    handles: readonly Handle[],
-    type?: TypedArrayType<T>,
+  readMany<
+    const H extends readonly Handle<TypedArray>[],
+    U extends
+      | (H[number] extends Handle<infer E> ? E : never)
+      | ([H[number] extends Handle<infer E> ? E : never] extends [Uint8Array] ? TypedArray : Uint8Array<ArrayBuffer>) =
+        never,
+  >(
+    handles: H,
+    type?: TypedArrayType<U>,
     options?: WaitOptions,
-  ): Promise<T[]> {
-    return readManyOn(this, handles, type, "readMany", options);
+  ): Promise<
+    NoInfer<[U] extends [never] ? { -readonly [K in keyof H]: H[K] extends Handle<infer E> ? E : never } : U[]>
+  > {
+    return readManyOn(this, handles, type, "readMany", options) as never;
   }
 
   /**
@@ -327,7 +386,9 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
 
   /**
    * Allocates a group of tensors in one reservation and writes each one's
-   * data; every argument is checked before anything is allocated.
+   * data; every argument is checked before anything is allocated. A tensor
+   * keeps its `elemSize`, not the data's element type: its handle is bytes
+   * (`Handle`), and `readTensor` returns bytes unless given a type.
    *
    * @param entries Each tensor's descriptor and bytes (exactly `product(shape) × elemSize`).
    * @returns One tensor per entry.
@@ -338,7 +399,8 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
   }
 
   /**
-   * Reads a tensor (contiguous strides only); see `read`.
+   * Reads a tensor (contiguous strides only). Tensor handles are bytes, so
+   * with no `type` the result is bytes, whatever the data written.
    *
    * @param tensor The tensor.
    * @param type A typed array constructor; bytes when omitted.
@@ -448,18 +510,52 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
    * Queues a kernel launch. Device-side failures are queued and raised by the
    * next `flush`, `sync` or `read`; argument errors throw here.
    *
+   * The buffers are given in argument order (an array: the fast path), or by
+   * the WGSL names of the bindings they take (an object): the names are
+   * `kernel.layout.bindingNames`, which lists every binding the entry point
+   * uses, the info binding included; when info words are given, the last name
+   * takes them and is not among the buffers. A named launch is the positional
+   * launch it maps to (graph capture records it so), and costs a walk over the
+   * object's keys more (tens of nanoseconds at four buffers).
+   *
+   * @example Buffers by binding name
+   * ```ts
+   * import { createClient, defineKernel, packInfo } from "@denogpu/runtime";
+   *
+   * const axpy = defineKernel({
+   *   name: "axpy",
+   *   wgsl: `@group(0) @binding(0) var<storage, read> x: array<f32>;
+   *          @group(0) @binding(1) var<storage, read_write> y: array<f32>;
+   *          @group(0) @binding(2) var<uniform> a: f32;
+   *          @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+   *            if (g.x < arrayLength(&y)) { y[g.x] += a * x[g.x]; }
+   *          }`,
+   * });
+   * console.log(axpy.layout.bindingNames); // ["x", "y", "a"]: "a" takes the info words
+   * await using client = await createClient();
+   * using x = client.create(new Float32Array([1, 2, 3]));
+   * using y = client.create(new Float32Array([10, 20, 30]));
+   * client.launch(axpy, [1], { y, x }, packInfo({ f32: 2 }));
+   * console.log(await client.read(y, Float32Array)); // Float32Array(3) [12, 24, 36]
+   * ```
+   *
    * @param kernel The kernel.
    * @param count Workgroups `[x, y?, z?]`, or a handle or view (or dynamic `CubeCount`) holding three u32, read
    * when the dispatch runs (see `createCount`).
-   * @param buffers One handle per buffer the kernel binds, in `(group, binding)` order.
+   * @param buffers One handle per buffer the kernel binds: an array in `(group, binding)` order, or an
+   * object keyed by the bindings' WGSL names (every buffer binding once, the info binding left out when
+   * info words are given).
    * @param info Info words for the kernel's last binding (see `packInfo`).
    * @param options `{ mode: "skip" }` compiles and caches without dispatching.
-   * @throws {TypeError} {RangeError} {ResourceLimitError} For a bad argument, before anything is queued.
+   * @throws {TypeError} For a bad argument, before anything is queued: among others, buffers by a name
+   * the kernel does not bind (or by the name taking the info words), a binding name with no buffer, or a
+   * value that is not a `Handle`; each message names the kernel, the name and the kernel's binding names.
+   * @throws {RangeError} {ResourceLimitError} For a bad count, view or size, before anything is queued.
    */
   launch(
     kernel: Kernel,
     count: readonly number[] | Handle | CubeCount,
-    buffers: readonly Handle[],
+    buffers: readonly Handle[] | Readonly<Record<string, Handle>>,
     info?: InfoWords,
     options?: { mode?: LaunchMode },
   ): void {
@@ -491,7 +587,28 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
     }
     // Every argument is checked once, at the link's door (contract/launch_checks.ts).
     const mode = options === undefined ? "execute" : options.mode ?? "execute";
-    this.#launch.launch(kernel, buffers, info ?? null, x, y, z, indirect, mode, this.stream, false);
+    if (Array.isArray(buffers)) {
+      this.#launch.launch(
+        kernel,
+        buffers as readonly Handle[],
+        info ?? null,
+        x,
+        y,
+        z,
+        indirect,
+        mode,
+        this.stream,
+        false,
+      );
+    } else {
+      // Taken while in use: a launch made while it is filled (a getter among the buffers) gets an array of
+      // its own, and one that throws leaves the next to make a new one.
+      const scratch = this.#named ?? [];
+      this.#named = null;
+      const named = buffers as NamedBuffers;
+      launchNamed(this.#launch, scratch, kernel, named, info ?? null, x, y, z, indirect, mode, this.stream);
+      this.#named = scratch;
+    }
   }
 
   /**
@@ -738,12 +855,21 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
    * @param handle The memory, read as the work queued before the call left it.
    * @param other The client receiving the copy: of any device, this one
    * included, or any client with `create` (a client hosted in a Worker).
-   * @returns A new handle of `other` holding the bytes; work issued on it afterwards sees them.
+   * @returns A new handle of `other` holding the bytes, of the same element type when `other` is a
+   * `ComputeClient` (bytes for a view that is not a whole number of its elements); work issued on it
+   * afterwards sees them.
    */
-  async toClient(handle: Handle, other: { create(data: HostData): Handle }): Promise<Handle> {
+  async toClient<E extends TypedArray>(
+    handle: Handle<E>,
+    other: { create(data: HostData): Handle<TypedArray> },
+  ): Promise<Handle<E>> {
     if (typeof other?.create !== "function") throw new TypeError("toClient: other must be a client");
-    const bytes = await this.read(checkHandle(this.link.owner, handle, "toClient"));
-    return other.create(bytes);
+    const h = checkHandle(this.link.owner, handle, "toClient");
+    const bytes = await this.read(h, Uint8Array);
+    // Handed over as the handle's element type, so that `other.create` gives the copy the same one.
+    const type = h.elementType;
+    const size = type.BYTES_PER_ELEMENT;
+    return other.create(bytes.byteLength % size === 0 ? asTyped(bytes, type, size) : bytes) as Handle<E>;
   }
 
   /**

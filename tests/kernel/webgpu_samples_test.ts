@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { defineKernel } from "../../mod.ts";
+import { defineKernel, type Handle } from "../../mod.ts";
 import { readF32, readU32, rng, withClient } from "../_gpu.ts";
 
 /**
@@ -78,8 +78,9 @@ Deno.test("the verbatim webgpu-samples Game of Life kernel runs several generati
     assert.deepEqual(life.layout.bindingNames, ["size", "current", "next"]);
     await withClient(async (client) => {
       const size = client.create(new Uint32Array([w, h]));
-      let current = client.create(start);
-      let next = client.empty(w * h * 4);
+      // Bytes (`Handle`): the two swap, and `empty` gives bytes.
+      let current: Handle = client.create(start);
+      let next: Handle = client.empty(w * h * 4);
       for (let g = 0; g < generations; g++) {
         client.launch(life, [w / block, h / block], [size, current, next]);
         [current, next] = [next, current];

@@ -25,7 +25,7 @@ export async function teardown(st: ModelState): Promise<void> {
   const live = [...st.refs];
   if (live.length > 0) {
     const want = live.map((r) => st.snapshot(r));
-    const got = await base.readMany(live.map((r) => r.h));
+    const got = await base.readMany(live.map((r) => r.h), Uint8Array);
     got.forEach((g, i) => st.compare(`final read ${live[i]!.name}`, g, want[i]!));
   }
   for (const r of live) st.releaseRef(r);
@@ -75,7 +75,7 @@ export async function destroyWithWorkInFlight(st: ModelState): Promise<void> {
       spec!.apply();
     }
     const r = pick(st.refs);
-    settled.push({ what: `read s${s} ${r.name}`, want: st.snapshot(r), p: c.read(r.h) });
+    settled.push({ what: `read s${s} ${r.name}`, want: st.snapshot(r), p: c.read(r.h, Uint8Array) });
     if (chance(0.3)) settled.push({ what: `flush s${s}`, want: null, p: c.flush() });
   }
   st.base.destroy();
@@ -96,7 +96,7 @@ export async function destroyWithWorkInFlight(st: ModelState): Promise<void> {
   expectThrow("create after destroy()", DeviceLostError, () => c.create(new Uint32Array(4)));
   expectThrow("launch after destroy()", DeviceLostError, () => c.launch(incKernel, [1], [r.h]));
   expectThrow("memoryUsage after destroy()", DeviceLostError, () => c.memoryUsage());
-  await expectReject("read after destroy()", DeviceLostError, c.read(r.h));
+  await expectReject("read after destroy()", DeviceLostError, c.read(r.h, Uint8Array));
   await expectReject("flush after destroy()", DeviceLostError, c.flush());
   await expectReject("sync after destroy()", DeviceLostError, c.sync());
   if (graph !== null) {

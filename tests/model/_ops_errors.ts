@@ -25,7 +25,7 @@ export async function doInvalid(st: ModelState): Promise<void> {
     await expectReject("read(released)", TypeError, c.read(pick(dead)));
   } else if (kind === 1 && dead.length > 0 && st.refs.length > 0) {
     st.note(`invalid: readMany with a released handle on s${s}`);
-    await expectReject("readMany([live, released])", TypeError, c.readMany([pick(st.refs).h, pick(dead)]));
+    await expectReject("readMany([live, released])", TypeError, c.readMany([pick(st.refs).h, pick(dead)], Uint8Array));
   } else if (kind === 2 && dead.length > 0) {
     st.note(`invalid: write of a released handle on s${s}`);
     const h = pick(dead);

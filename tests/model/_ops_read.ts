@@ -24,7 +24,7 @@ export async function doRead(st: ModelState): Promise<void> {
       ? { handle: r.h, shape: [r.len / 4], strides: [1], elemSize: 4 }
       : { handle: r.h, shape: [r.len], strides: [1], elemSize: 1 };
     st.compare(`readTensor s${s} ${r.name}`, await c.readTensor(tensor), want);
-  } else st.compare(`read s${s} ${r.name}`, await c.read(r.h), want);
+  } else st.compare(`read s${s} ${r.name}`, await c.read(r.h, Uint8Array), want);
 }
 
 /** Several reads issued in the same tick, on any streams. */
@@ -38,7 +38,7 @@ export async function doReadBatch(st: ModelState): Promise<void> {
     const r = pick(st.refs);
     const { c, s } = st.clientFor();
     parts.push(`s${s}:${r.name}`);
-    reads.push({ what: `read s${s} ${r.name}`, want: st.snapshot(r), p: c.read(r.h) });
+    reads.push({ what: `read s${s} ${r.name}`, want: st.snapshot(r), p: c.read(r.h, Uint8Array) });
   }
   st.note(`read batch (same tick) ${parts.join(" ")}`);
   const got = await Promise.all(reads.map((x) => x.p));
@@ -62,7 +62,7 @@ export async function doReadMany(st: ModelState): Promise<void> {
   const what = `readMany s${s} [${list.map((r) => r.name).join(", ")}]`;
   st.note(what);
   const want = list.map((r) => st.snapshot(r));
-  const got = await c.readMany(list.map((r) => r.h));
+  const got = await c.readMany(list.map((r) => r.h), Uint8Array);
   assert.equal(got.length, list.length, `${what}: result count`);
   got.forEach((g, i) => st.compare(`${what}[${i}]`, g, want[i]!));
 }
@@ -77,7 +77,7 @@ export function doDeferredRead(st: ModelState): void {
     const what = `deferred read s${s} ${r.name}`;
     st.note(what);
     const expect = [st.snapshot(r)];
-    const promise = c.read(r.h).then((b) => [b]);
+    const promise = c.read(r.h, Uint8Array).then((b) => [b]);
     promise.catch(() => {});
     st.pending.push({ what, expect, promise });
     maybeDrop(st, [r], 0.15);
@@ -86,7 +86,7 @@ export function doDeferredRead(st: ModelState): void {
     const what = `deferred readMany s${s} [${list.map((r) => r.name).join(", ")}]`;
     st.note(what);
     const expect = list.map((r) => st.snapshot(r));
-    const promise = c.readMany(list.map((r) => r.h));
+    const promise = c.readMany(list.map((r) => r.h), Uint8Array);
     promise.catch(() => {});
     st.pending.push({ what, expect, promise });
   }
@@ -154,6 +154,6 @@ export async function doReadAll(st: ModelState): Promise<void> {
   const list = [...st.refs];
   st.note(`readMany s${s} of all ${list.length} live handles`);
   const want = list.map((r) => st.snapshot(r));
-  const got = await c.readMany(list.map((r) => r.h));
+  const got = await c.readMany(list.map((r) => r.h), Uint8Array);
   got.forEach((g, i) => st.compare(`read all: ${list[i]!.name}`, g, want[i]!));
 }

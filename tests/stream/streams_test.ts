@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { defineKernel } from "../../mod.ts";
+import { defineKernel, type Handle } from "../../mod.ts";
 import { axpbInfo, axpbKernel, incKernel, readF32, readU32, rng, withClient } from "../_gpu.ts";
 
 const copyKernel = defineKernel({
@@ -62,7 +62,7 @@ Deno.test("a consumer stream sees a producer stream's 300-launch chain without a
     const producer = client.onStream(10000);
     const consumer = client.onStream(10001);
     const n = 64;
-    let cur = producer.create(new Float32Array(n).fill(1));
+    let cur: Handle = producer.create(new Float32Array(n).fill(1)); // bytes: `empty` handles take its place
     for (let i = 0; i < 300; i++) {
       const next = producer.empty(n * 4);
       producer.launch(axpbKernel, [1], [cur, next], plusOne(n));
