@@ -120,10 +120,21 @@ export class ManagedMemory {
     if (this.refs <= 1) this.#released();
   }
 
-  /** The slice became free: tells its page (pools that index free slices look there). */
+  /**
+   * The slice became free: tells its page, and, when its pool indexes free
+   * slices (`Page.queue`), lists the slice on the page and the page in the
+   * pool's queue, so that the pool looks at this slice only.
+   */
   #released(): void {
     const slice = this.slice;
-    if (slice !== null) slice.page.released = true;
+    if (slice === null) return;
+    const page = slice.page;
+    const queue = page.queue;
+    if (queue !== null) {
+      if (!page.released) queue.push(page);
+      page.freed.push(slice);
+    }
+    page.released = true;
   }
 }
 
@@ -142,6 +153,16 @@ export class Page {
    * dropped); a pool that indexes free slices clears it once it has looked.
    */
   released: boolean = false;
+  /**
+   * Set by a pool that indexes free slices: the queue of its pages with
+   * slices freed since it last looked. A slice that becomes free goes to
+   * `freed`, and the page to this queue at the first such slice (while
+   * `released` is false), so the pool visits only the pages and slices that
+   * changed, however many it holds. Null for pools that scan their pages.
+   */
+  queue: Page[] | null = null;
+  /** The slices freed since the pool last looked (only while `queue` is set); the pool empties it. */
+  readonly freed: Slice[] = [];
 
   /**
    * Creates the instance.

@@ -1,10 +1,13 @@
 /**
  * The free slices of a best-fit sliced pool, sorted by extent (then older
  * page, then offset), so that a reservation finds the smallest free slice that
- * holds it by binary search. Pages tell the index that one of their slices was
- * released through `Page.released`; `refresh` then merges the page's runs of
- * free slices and files them. Most updates move one entry a few places
- * instead of removing and inserting it.
+ * holds it by binary search. Pages list the slices released since the pool
+ * last looked (`Page.freed`); `absorb` merges each with its free neighbours
+ * and files the result, looking at no other slice of the page, so that the
+ * work of a release does not grow with the number of allocations a page
+ * holds. `refresh` merges and files every free slice of a page (to rebuild
+ * the index). Most updates move one entry a few places instead of removing
+ * and inserting it.
  *
  * @module
  */
@@ -103,41 +106,85 @@ export class FreeSlices {
   }
 
   /**
-   * Merges the runs of free slices of `page` (one of whose slices was
-   * released) and lists every free slice of it; a merged run takes the place
-   * of one of its listed members.
+   * Merges each slice of `page` freed since the pool last looked
+   * (`page.freed`, emptied here) with its free neighbours, and lists the
+   * merged slice in place of a listed member of its run. Looks at the freed
+   * slices, their free neighbours and the page's array of slices (to find
+   * each freed one), never at the other slices' state.
+   *
+   * @param page The page.
+   * @returns True when the page is now one free slice (entirely free).
+   */
+  absorb(page: Page): boolean {
+    const slices = page.slices;
+    for (const s of page.freed) {
+      // Listed already (the head of a run merged for an earlier one), or taken again.
+      if (s.indexed || !s.isFree()) continue;
+      const i = slices.indexOf(s);
+      if (i < 0) continue; // merged into an earlier one's run
+      let lo = i;
+      while (lo > 0 && slices[lo - 1]!.isFree()) lo--;
+      let hi = i + 1;
+      while (hi < slices.length && slices[hi]!.isFree()) hi++;
+      this.#merge(slices, lo, hi);
+    }
+    page.freed.length = 0;
+    return slices.length === 1 && slices[0]!.isFree();
+  }
+
+  /**
+   * Merges the runs of free slices of `page` and lists every free slice of
+   * it: all of its slices are looked at (rebuilding the index; `absorb` is
+   * the incremental form).
    *
    * @param page The page.
    */
   refresh(page: Page): void {
     const slices = page.slices;
     for (let i = 0; i < slices.length; i++) {
-      const s = slices[i]!;
-      if (!s.isFree()) continue;
+      if (!slices[i]!.isFree()) continue;
       let j = i + 1;
       while (j < slices.length && slices[j]!.isFree()) j++;
-      if (j === i + 1) {
-        if (!s.indexed) this.add(s);
-        continue;
-      }
-      let slot: Slice | null = null;
-      let extent = 0;
-      for (let k = i; k < j; k++) {
-        const t = slices[k]!;
-        extent += t.effectiveSize;
-        if (!t.indexed) continue;
-        if (slot === null) slot = t;
-        else this.#remove(t);
-      }
-      // Found before the merge changes the extent the slot is listed under.
-      const at = slot === null ? -1 : this.#positionOf(slot);
-      for (let k = i + 1; k < j; k++) slices[k]!.detach();
-      slices.splice(i + 1, j - i - 1);
-      s.size = extent;
-      s.padding = 0;
-      if (at < 0) this.add(s);
-      else this.replace(at, s);
+      this.#merge(slices, i, j);
     }
+  }
+
+  /**
+   * Unlists a listed free slice (of a page given back).
+   *
+   * @param slice The slice.
+   */
+  remove(slice: Slice): void {
+    this.#remove(slice);
+  }
+
+  /**
+   * Merges the free slices `[i, j)` of a page into slice `i` and lists it; a
+   * merged run takes the place of one of its listed members.
+   */
+  #merge(slices: Slice[], i: number, j: number): void {
+    const s = slices[i]!;
+    if (j === i + 1) {
+      if (!s.indexed) this.add(s);
+      return;
+    }
+    let slot: Slice | null = null;
+    let extent = 0;
+    for (let k = i; k < j; k++) {
+      const t = slices[k]!;
+      extent += t.effectiveSize;
+      if (!t.indexed) continue;
+      if (slot === null) slot = t;
+      else this.#remove(t);
+    }
+    // Found before the merge changes the extent the slot is listed under.
+    const at = slot === null ? -1 : this.#positionOf(slot);
+    for (let k = i + 1; k < j; k++) slices[k]!.detach();
+    slices.splice(i + 1, j - i - 1);
+    s.size = extent;
+    s.padding = 0;
+    if (at < 0) this.add(s);
+    else this.replace(at, s);
   }
 
   #positionOf(slice: Slice): number {

@@ -15,6 +15,14 @@
  * period: a steady loop stops creating buffers after a few rounds, while a
  * random churn keeps the short wait and its small reservation.
  *
+ * A best-fit pool's work does not grow with the allocations it holds: a
+ * release queues its slice on its page and the page on the pool
+ * (`Page.queue`), the next reservation merges around the queued slices only,
+ * and a sweep looks at the entirely free pages only (before, each release
+ * cost a look at every slice of its page, and each reservation and sweep a
+ * look at every page: `tests/regression/best_fit_release_scans_page_test.ts`).
+ * A first-fit pool scans its pages at each reservation, as CubeCL's does.
+ *
  * @module
  */
 
@@ -78,8 +86,23 @@ export class SlicedPool implements MemoryPool {
   /** The manager's reservation count at the latest cleanup: the pool's clock. */
   #now = 0;
   #sweptAt = -1;
-  /** Per page, the clock when it was last seen holding or taking an allocation. */
+  /**
+   * Per page, the clock when it was last seen holding or taking an
+   * allocation (first fit: at each carve and sweep; best fit: at each carve).
+   */
   #busyAt = new Map<Page, number>();
+  /**
+   * Best fit: the pages with slices freed since the pool last looked, filled
+   * by the releases themselves (`Page.queue`), so that a reservation or a
+   * sweep visits those pages only.
+   */
+  #queue: Page[] = [];
+  /**
+   * Best fit with `deallocPeriod`: the pages entirely free, with the clock
+   * when each was last seen busy (its last carve, or the sweep before it was
+   * found free), so that a sweep looks at these pages only.
+   */
+  #idle = new Map<Page, number>();
   /**
    * Best fit: every free slice of every page, by ascending extent, then older
    * page (so that newer pages drain and can be given back), then offset.
@@ -146,22 +169,38 @@ export class SlicedPool implements MemoryPool {
       return null;
     }
     const free = this.#free;
-    for (const page of this.#pages.list) {
-      if (!page.released) continue;
-      page.released = false;
-      free.refresh(page);
-    }
+    this.#absorb();
     const at = free.bestFit(need);
     if (at < 0) return null;
     const slice = free.at(at);
     return this.#carve(slice.page, slice.page.slices.indexOf(slice), size, padding, at);
   }
 
-  /** Lists every free slice of every page again (after pages were freed). */
+  /**
+   * Best fit: merges and lists the slices freed since the pool last looked,
+   * page by queued page, and notes the pages that became entirely free.
+   */
+  #absorb(): void {
+    const queue = this.#queue;
+    if (queue.length === 0) return;
+    for (const page of queue) {
+      page.released = false;
+      if (this.#free.absorb(page) && this.#period !== undefined && !this.#idle.has(page)) {
+        // Busy at the last sweep (it would have been found free there otherwise), or carved since.
+        this.#idle.set(page, Math.max(this.#busyAt.get(page) ?? this.#now, this.#sweptAt));
+      }
+    }
+    queue.length = 0;
+  }
+
+  /** Lists every free slice of every page again (after an explicit cleanup freed pages). */
   #reindex(): void {
     this.#free.clear();
+    this.#queue.length = 0;
+    this.#idle.clear();
     for (const page of this.#pages.list) {
       page.released = false;
+      page.freed.length = 0;
       this.#free.refresh(page);
     }
   }
@@ -186,6 +225,7 @@ export class SlicedPool implements MemoryPool {
       this.#wait = Math.min(2 * this.#wait, WAIT_GROWTH_MAX * this.#period);
     }
     const page = this.#pages.add(this.#pageSize, lazy);
+    if (this.#fit === "best") page.queue = this.#queue;
     const padding = paddingFor(size, this.#pages.alignment);
     if (page.slices[0]!.effectiveSize < size + padding) {
       throw new Error(`${this.#pages.label}: a fresh page could not hold ${formatBytesExact(size)}`);
@@ -210,7 +250,10 @@ export class SlicedPool implements MemoryPool {
     }
     if (listed >= 0) this.#free.replace(listed, rest);
     else if (rest !== null && this.#fit === "best") this.#free.add(rest);
-    if (this.#period !== undefined) this.#busyAt.set(page, this.#now);
+    if (this.#period !== undefined) {
+      this.#busyAt.set(page, this.#now);
+      this.#idle.delete(page);
+    }
     return this.#pages.assign(s, size, padding);
   }
 
@@ -235,6 +278,10 @@ export class SlicedPool implements MemoryPool {
     if (this.#period === undefined || reservations === this.#sweptAt) return;
     const period = this.#wait;
     if (reservations % Math.max(1, Math.floor(period / 5)) !== 0) return;
+    if (this.#fit === "best") {
+      this.#sweepIdle(reservations, period);
+      return;
+    }
     this.#sweptAt = reservations;
     const before = this.#pages.count;
     this.#pages.freeWhere((page) => {
@@ -248,7 +295,29 @@ export class SlicedPool implements MemoryPool {
     });
     if (this.#pages.count === before) return;
     this.#gaveBackAt = reservations;
-    if (this.#fit === "best") this.#reindex();
+  }
+
+  /**
+   * Best fit's sweep: gives back the pages entirely free for `wait`
+   * reservations, looking at the idle pages only (after taking in the
+   * releases since the last look), and unlists their one free slice each.
+   */
+  #sweepIdle(reservations: number, wait: number): void {
+    this.#absorb(); // against the previous sweep's clock
+    this.#sweptAt = reservations;
+    let gone: Set<Page> | null = null;
+    for (const [page, since] of this.#idle) {
+      if (reservations - since >= wait) (gone ??= new Set()).add(page);
+    }
+    if (gone === null) return;
+    for (const page of gone) {
+      this.#idle.delete(page);
+      this.#busyAt.delete(page);
+      this.#free.remove(page.slices[0]!);
+      page.queue = null;
+    }
+    this.#pages.freeWhere((page) => gone.has(page));
+    this.#gaveBackAt = reservations;
   }
 }
 
