@@ -28,6 +28,9 @@ import type { EncoderHost } from "./_stream_parts.ts";
 import type { InfoWords } from "../contract/types.ts";
 import type { IndirectSource } from "../graph/graph.ts";
 
+/** The info arena grows (doubling) when it fills before `tasksMax` launches, up to this many bytes. */
+const ARENA_GROWTH_MAX = 16 * 1024 * 1024;
+
 /** The resolved bindings of a pipeline's last launch (see `DispatchEncoder.launch`). */
 interface LaunchMemo {
   stream: EncoderHost;
@@ -317,10 +320,24 @@ export class DispatchEncoder implements DispatchPaths {
   pushInfo(info: InfoWords): number {
     let offset = this.#arena.push(info);
     if (offset < 0) {
+      // The arena, not the batch, is full: submit, and grow it so that batches of such launches fill up to
+      // tasksMax and no longer submit early (bench/scaling.ts). A submit releases held work first, so nothing
+      // queued or held refers to the arena then, except while held work is being encoded: its remaining
+      // launches keep bind groups of this arena, so it is kept until a later submit.
+      const early = this.#stream.queue.tasks < this.#tasksMax;
       this.#stream.submit();
+      if (early && !this.#held.releasing) this.#growArena();
       offset = this.#arena.push(info);
     }
     return offset;
+  }
+
+  /** Doubles the info arena, up to `ARENA_GROWTH_MAX` bytes (a launch needing more still gets it on its own). */
+  #growArena(): void {
+    const arena = this.#arena;
+    if (arena.capacity >= ARENA_GROWTH_MAX) return;
+    const old = arena.id;
+    if (arena.ensure(Math.min(arena.capacity * 2, ARENA_GROWTH_MAX))) this.#ctx.bindGroups.evictStorage(old);
   }
 
   /** See `DispatchPaths.markPages` (held work re-marks its pages when released). */
