@@ -90,7 +90,7 @@ async function rawEarly(launches: number, bytes: number): Promise<number> {
   for (let tries = 0; r.leftover !== null; tries++) {
     next = (next + 1) % ring.length;
     r = ring[next]!;
-    if (tries === ring.length) await new Promise((ok) => setTimeout(ok, 0)); // let leftovers settle
+    if (tries > 0 && tries % ring.length === 0) await new Promise((ok) => setTimeout(ok, 1)); // let leftovers settle
   }
   next = (next + 1) % ring.length;
   rawEncode(launches, r.buffer, bytes);

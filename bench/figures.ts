@@ -160,7 +160,7 @@ async function rawStep(launches: number): Promise<number> {
   for (let tries = 0; r.leftover !== null; tries++) {
     next = (next + 1) % ring.length;
     r = ring[next]!;
-    if (tries === ring.length) await new Promise((ok) => setTimeout(ok, 0));
+    if (tries > 0 && tries % ring.length === 0) await new Promise((ok) => setTimeout(ok, 1)); // let leftovers settle
   }
   next = (next + 1) % ring.length;
   const encoder = device.createCommandEncoder({ label: "figures raw step encoder" });
