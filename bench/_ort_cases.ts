@@ -67,6 +67,17 @@ export const ROUNDING = (what: string): CaseTolerance => ({
     `a * b + c into a fused multiply-add, so another GPU may round the last bits differently`,
 });
 
+/**
+ * The tolerance of a case whose shader sums `terms` weighted products: every product and partial sum rounds, in an
+ * order and with fused multiply-adds the compiler chooses, so the error grows with the terms.
+ */
+export const SUMMED = (what: string, observed: string): CaseTolerance => ({
+  ulps: 64,
+  abs: 4e-6,
+  reason: `the shader ${what}: every product and partial sum rounds, in an order and with fused multiply-adds the ` +
+    `compiler chooses, so another GPU may differ in more than the last bits (${observed})`,
+});
+
 const f = (name: string, shape: readonly number[], gen: Gen = "signed"): CaseTensor => ({
   name,
   type: "float",
@@ -689,7 +700,10 @@ const DATA_MOVEMENT: OrtCase[] = [
     inputs: [f("x", [1, 1, 4, 4])],
     initializers: [t("sc", "float", [4], { values: [1, 1, 1.5, 1.5] })],
     outputs: [out()],
-    tolerance: ROUNDING("maps coordinates by division and sums cubic weights"),
+    tolerance: SUMMED(
+      "maps coordinates by division and sums 16 products of cubic weights, each weight a polynomial in the fractional coordinate",
+      "23 ULP, 1.4e-6, on an NVIDIA H100",
+    ),
   },
 ];
 

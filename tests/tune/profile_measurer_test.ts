@@ -42,17 +42,34 @@ async function withClient(fn: (client: ComputeClient) => Promise<void>): Promise
   }
 }
 
-/** Counts mapAsync calls and how many separate waves (calls not made in one go) they came in. */
+/**
+ * Counts how many separate waves `mapAsync` calls came in: calls made within
+ * one event-loop task are one wave, and a device wait (awaiting a map before
+ * the next) puts the calls after it in a later task. Tasks are counted by a
+ * message that re-posts itself, so the count does not depend on how long a
+ * (blocking) `mapAsync` call takes on a loaded machine, as a clock gap did.
+ */
 function countMaps(): { waves: () => number; restore: () => void } {
   const original = GPUBuffer.prototype.mapAsync;
-  const stamps: number[] = [];
+  let task = 0;
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => {
+    task++;
+    channel.port2.postMessage(0);
+  };
+  channel.port2.postMessage(0);
+  const tasks: number[] = [];
   GPUBuffer.prototype.mapAsync = function (this: GPUBuffer, ...args: Parameters<GPUBuffer["mapAsync"]>) {
-    stamps.push(performance.now());
+    tasks.push(task);
     return original.apply(this, args);
   };
   return {
-    waves: () => stamps.filter((t, i) => i === 0 || t - stamps[i - 1]! > 2).length,
-    restore: () => void (GPUBuffer.prototype.mapAsync = original),
+    waves: () => new Set(tasks).size,
+    restore: () => {
+      GPUBuffer.prototype.mapAsync = original;
+      channel.port1.close();
+      channel.port2.close();
+    },
   };
 }
 
