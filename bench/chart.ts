@@ -99,10 +99,10 @@ export function figuresSvg(f: Figures): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ` +
     `font-family="Helvetica, Arial, sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
-    `<text x="10" y="22" font-size="15" font-weight="bold">${
-      esc(`@denogpu/runtime on an ${f.machine}, ${f.date}`)
+    `<text x="10" y="22" font-size="15" font-weight="bold">${esc(`@denogpu/runtime, ${f.date}`)}</text>`,
+    `<text x="10" y="40" fill="#555" font-size="10.5">${
+      esc(`${f.machine}; log scale; lower is better except TFLOP/s; – not measured`)
     }</text>`,
-    `<text x="10" y="40" fill="#555">${esc("log scale; lower is better except TFLOP/s; – not measured")}</text>`,
   ];
   f.rows.forEach((r, i) => {
     const x0 = 10 + (i % cols) * panelW;
