@@ -27,6 +27,7 @@ export type PoolShape =
     maxPoolSize?: number;
     fit?: "first" | "best";
     deallocPeriod?: number;
+    compaction?: { slack: number; budget: number; every: number };
   }
   | { type: "exclusive"; maxAllocSize: number; deallocPeriod?: number; sizeClasses?: number }
   | { type: "direct"; reclaimAt?: number }
@@ -46,6 +47,13 @@ export interface MemoryPoolReport {
   pagesUnmapped: number;
   /** Largest requested size ever served, in bytes. */
   largestAlloc: number;
+  /**
+   * What compaction did since the pool was built (sliced pools that
+   * compact): live slices moved to other pages, the bytes those moves
+   * copied, and pages given back after their slices moved out (or once they
+   * stood empty beyond the pool's need).
+   */
+  compaction?: { moves: number; bytesMoved: number; pagesGivenBack: number };
 }
 
 /** The main pools of one stream: dynamic pools in routing order, then the persistent pool. */
@@ -102,6 +110,32 @@ export type PoolConfig =
      * doubles its wait, up to 32 times the period.
      */
     deallocPeriod?: number;
+    /**
+     * Moves live memory out of sparse pages into fuller ones, so that the
+     * pool holds little more than its live bytes (`fit: "best"` only; `true`
+     * takes every default).
+     *
+     * Handles are indirect, so memory that nothing pins (a graph,
+     * `getResource`, a read, or a launch of another stream, in flight) can be
+     * copied to another page, in the order of the stream that owns it, and
+     * its handles, views and later launches follow. A pool that holds more
+     * than it needed lately (its live bytes and `slack`, over a window of
+     * `deallocPeriod` reservations, or 1,000, that doubles while a loop
+     * keeps taking back what it gave) empties its sparsest pages into the
+     * others and gives them back; a reservation that no free slice holds, in
+     * a pool that holds what it needs, moves a few slices to make room
+     * instead of making a page. Moves happen in reservations, never in a
+     * launch or a read, at most `budget` bytes at a time, in a submit of
+     * their own after the stream's queued work.
+     *
+     * - `slack`: free bytes the pool may hold beyond its live bytes (and one
+     *   page), as a fraction of them. @default 0.05
+     * - `budget`: most bytes one step, or one reservation, copies. @default half a page
+     * - `every`: reservations between two compaction steps, at least. @default 16
+     *
+     * @default false
+     */
+    compaction?: boolean | { slack?: number; budget?: number; every?: number };
   }
   | {
     /** One exact-size buffer per allocation, reused by identical size only. */

@@ -22,6 +22,7 @@
 import { alignUp } from "../_util/align.ts";
 import { PoolConfigError } from "../errors.ts";
 import { MAX_SLICED_POOL_PAGES } from "./sliced_pool.ts";
+import { compactionDefaults } from "./_compaction.ts";
 import type { MemoryConfiguration } from "../contract/memory_types.ts";
 import type { PoolConfig } from "../contract/memory_types.ts";
 import { describe } from "../_util/describe.ts";
@@ -136,6 +137,59 @@ export function exclusivePagesPreset(props: MemoryProperties): PoolConfig[] {
     maxAllocSize: size,
     deallocPeriod: period(size),
   }));
+}
+
+/**
+ * Resolves a sliced pool's `compaction` (absent or false: none), with its
+ * defaults filled in.
+ *
+ * @param c The field as given.
+ * @param fit The pool's placement.
+ * @param pageSize Its page size, aligned.
+ * @param where The pool, for errors.
+ * @returns The resolved policy, or undefined.
+ * @throws {PoolConfigError} For a pool that does not place best fit, or a bad field.
+ */
+function resolveCompaction(
+  c: boolean | { slack?: number; budget?: number; every?: number } | undefined,
+  fit: string | undefined,
+  pageSize: number,
+  where: string,
+): { slack: number; budget: number; every: number } | undefined {
+  if (c === undefined || c === false) return undefined;
+  if (c !== true && (c === null || typeof c !== "object")) {
+    throw new PoolConfigError(
+      "preset-unavailable",
+      `${where}: compaction must be a boolean or { slack, budget, every }, got ${describe(c)}`,
+    );
+  }
+  if (fit !== "best") {
+    throw new PoolConfigError("preset-unavailable", `${where}: compaction needs fit: "best", got fit ${describe(fit)}`);
+  }
+  const d = compactionDefaults(pageSize);
+  const given = c === true ? {} : c;
+  const o = { slack: given.slack ?? d.slack, budget: given.budget ?? d.budget, every: given.every ?? d.every };
+  const slack = o.slack;
+  if (typeof slack !== "number" || !Number.isFinite(slack) || slack < 0) {
+    throw new PoolConfigError(
+      "zero-size",
+      `${where}: compaction.slack must be a finite number >= 0, got ${describe(slack)}`,
+    );
+  }
+  const positive = (field: string, v: number) => {
+    if (!Number.isSafeInteger(v) || v < 1) {
+      throw new PoolConfigError(
+        "zero-size",
+        `${where}: compaction.${field} must be a positive integer, got ${describe(v)}`,
+      );
+    }
+    return v;
+  };
+  return {
+    slack,
+    budget: positive("budget", o.budget),
+    every: positive("every", o.every),
+  };
 }
 
 /**
@@ -258,6 +312,7 @@ export function resolveMemoryConfiguration(
             `${where}: fit must be "first" or "best", got ${describe(p.fit)}`,
           );
         }
+        const compaction = resolveCompaction(p.compaction, p.fit, pageSize, where);
         return {
           kind: "sliced",
           pageSize,
@@ -265,6 +320,7 @@ export function resolveMemoryConfiguration(
           ...(maxPoolSize === undefined ? {} : { maxPoolSize }),
           ...(p.fit === undefined ? {} : { fit: p.fit }),
           ...(p.deallocPeriod === undefined ? {} : { deallocPeriod: p.deallocPeriod }),
+          ...(compaction === undefined ? {} : { compaction }),
         };
       }
       default:

@@ -150,3 +150,36 @@ Deno.test("resolveMemoryConfiguration() rejects layouts that can never be valid"
   bad([{ kind: "exclusive", maxAllocSize: 4096, sizeClasses: 1.5 }], "zero-size");
   assert.throws(() => resolveMemoryConfiguration("fast" as never, props(MiB)), PoolConfigError);
 });
+
+Deno.test("a best-fit sliced pool's compaction resolves with its defaults filled in; false or absent is none", () => {
+  const sliced = (compaction: unknown) => ({ kind: "sliced", pageSize: 4000, fit: "best", compaction }) as never;
+  const resolved = (compaction: unknown) => resolveMemoryConfiguration({ pools: [sliced(compaction)] }, props(MiB))[0];
+  assert.deepEqual(resolved(true), {
+    kind: "sliced",
+    pageSize: 4096,
+    maxSliceSize: 4096,
+    fit: "best",
+    compaction: { slack: 0.05, budget: 2048, every: 16 },
+  });
+  assert.deepEqual(
+    (resolved({ slack: 0, every: 1, budget: undefined }) as { compaction: unknown }).compaction,
+    { slack: 0, budget: 2048, every: 1 },
+  );
+  assert.equal("compaction" in resolved(false)!, false);
+  assert.equal("compaction" in resolved(undefined)!, false);
+});
+
+Deno.test("compaction is refused on a first-fit pool and with a bad slack, budget or every", () => {
+  const bad = (pool: unknown, kind: string, says: RegExp) =>
+    assert.throws(
+      () => resolveMemoryConfiguration({ pools: [pool] } as never, props(MiB)),
+      (e: unknown) => e instanceof PoolConfigError && e.kind === kind && says.test(e.message),
+    );
+  bad({ kind: "sliced", pageSize: 4096, compaction: true }, "preset-unavailable", /needs fit: "best"/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "first", compaction: {} }, "preset-unavailable", /needs fit/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: "yes" }, "preset-unavailable", /a boolean or/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { slack: -0.1 } }, "zero-size", /slack/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { slack: NaN } }, "zero-size", /slack/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { budget: 0 } }, "zero-size", /budget/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { every: 2.5 } }, "zero-size", /every/);
+});
