@@ -170,10 +170,10 @@ function resolveCompaction(
   const given = c === true ? {} : c;
   const o = { slack: given.slack ?? d.slack, budget: given.budget ?? d.budget, every: given.every ?? d.every };
   const slack = o.slack;
-  if (typeof slack !== "number" || !Number.isFinite(slack) || slack < 0) {
+  if (typeof slack !== "number" || !Number.isFinite(slack) || slack < -1) {
     throw new PoolConfigError(
       "zero-size",
-      `${where}: compaction.slack must be a finite number >= 0, got ${describe(slack)}`,
+      `${where}: compaction.slack must be a finite number >= -1, got ${describe(slack)}`,
     );
   }
   const positive = (field: string, v: number) => {

@@ -178,7 +178,7 @@ Deno.test("compaction is refused on a first-fit pool and with a bad slack, budge
   bad({ kind: "sliced", pageSize: 4096, compaction: true }, "preset-unavailable", /needs fit: "best"/);
   bad({ kind: "sliced", pageSize: 4096, fit: "first", compaction: {} }, "preset-unavailable", /needs fit/);
   bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: "yes" }, "preset-unavailable", /a boolean or/);
-  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { slack: -0.1 } }, "zero-size", /slack/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { slack: -1.5 } }, "zero-size", /slack/);
   bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { slack: NaN } }, "zero-size", /slack/);
   bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { budget: 0 } }, "zero-size", /budget/);
   bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { every: 2.5 } }, "zero-size", /every/);
