@@ -100,31 +100,51 @@ export class ManagedMemory {
   retain(): void {
     this.refs++;
     this.handles++;
+    if (this.refs === 2) this.#revived();
   }
 
   /** Drops a handle reference. */
   drop(): void {
     this.refs--;
     this.handles--;
-    if (this.refs <= 1) this.#released();
+    if (this.refs <= 1) this.#released(this.refs === 1);
   }
 
   /** Adds a binding reference (keeps the slice alive, not counted by `canMut`). */
   pin(): void {
     this.refs++;
+    if (this.refs === 2) this.#revived();
   }
 
   /** Drops a binding reference. */
   unpin(): void {
     this.refs--;
-    if (this.refs <= 1) this.#released();
+    if (this.refs <= 1) this.#released(this.refs === 1);
   }
 
-  /** The slice became free: tells its page (pools that index free slices look there). */
-  #released(): void {
+  /**
+   * The slice became free: tells its page (pools that index free slices look
+   * there) and, on the step from live to free, takes its bytes off the
+   * page's tally of live bytes.
+   */
+  #released(live: boolean): void {
     const slice = this.slice;
-    if (slice !== null) slice.page.released = true;
+    if (slice === null) return;
+    slice.page.released = true;
+    if (live && slice.owner === this) slice.page.tally.live -= slice.effectiveSize;
   }
+
+  /** A free slice is held again (a graph keeps memory released during its capture): its bytes count again. */
+  #revived(): void {
+    const slice = this.slice;
+    if (slice !== null && slice.owner === this) slice.page.tally.live += slice.effectiveSize;
+  }
+}
+
+/** Live bytes of a pool's pages, kept as slices are reserved and freed (a pool shares one among its pages). */
+export interface LiveTally {
+  /** Bytes of the live slices, padding included. */
+  live: number;
 }
 
 /** One device buffer held by a pool, carved into slices. */
@@ -142,14 +162,18 @@ export class Page {
    * dropped); a pool that indexes free slices clears it once it has looked.
    */
   released: boolean = false;
+  /** The live bytes of its pool (shared by the pool's pages). */
+  readonly tally: LiveTally;
 
   /**
    * Creates the instance.
    *
    * @param storage The storage handle backing the page.
+   * @param tally Its pool's tally of live bytes (a page of its own by default).
    */
-  constructor(storage: StorageHandle) {
+  constructor(storage: StorageHandle, tally: LiveTally = { live: 0 }) {
     this.storage = storage;
+    this.tally = tally;
   }
 
   /** True while the page has no device buffer yet (dry run). */

@@ -131,7 +131,7 @@ export type PoolConfig =
      * - `slack`: free bytes the pool may hold beyond its live bytes (and one
      *   page), as a fraction of them; below 0 (down to -1) the pool packs
      *   whenever it can, whatever it costs in moves and buffers (for tests).
-     *   @default 0.05
+     *   @default 0.03
      * - `budget`: most bytes one step, or one reservation, copies. @default half a page
      * - `every`: reservations between two compaction steps, at least. @default 16
      *

@@ -50,14 +50,14 @@ export interface CompactionPolicy {
 }
 
 /**
- * Compaction's defaults for a page size: 5% slack, half a page per step, a
+ * Compaction's defaults for a page size: 3% slack, half a page per step, a
  * step every 16 reservations at most.
  *
  * @param pageSize The pool's page size.
  * @returns The defaults.
  */
 export function compactionDefaults(pageSize: number): { slack: number; budget: number; every: number } {
-  return { slack: 0.05, budget: Math.floor(pageSize / 2), every: 16 };
+  return { slack: 0.03, budget: Math.floor(pageSize / 2), every: 16 };
 }
 
 /**
@@ -102,6 +102,17 @@ export class Compactor {
   /** Reservations over which the pool's need is taken now. */
   get window(): number {
     return this.#window;
+  }
+
+  /**
+   * Notes the pool's live bytes after a reservation (live bytes grow only
+   * there, so the window's peak is exact).
+   *
+   * @param now The pool's clock.
+   * @param live Live bytes of the pool, padding included.
+   */
+  noteLive(now: number, live: number): void {
+    this.#need(now, this.#liveNeed(live));
   }
 
   /**
@@ -152,8 +163,9 @@ export class Compactor {
    */
   makeRoom(now: number, need: number, mover: SliceMover): CompactionStep | null {
     const pool = this.#pool;
-    const { live, reserved } = survey(pool);
-    if (reserved + pool.pageSize <= this.#need(now, this.#liveNeed(live))) return null;
+    const reserved = pool.pages().length * pool.pageSize;
+    if (reserved + pool.pageSize <= this.#need(now, this.#liveNeed(pool.live()))) return null;
+    pool.refresh();
     let p: Plan | null = null;
     let tries = 0;
     for (const run of runs(pool, need, this.#policy.budget, mover)) {
@@ -184,15 +196,18 @@ export class Compactor {
    */
   step(now: number, mover: SliceMover): CompactionStep | null {
     if (now < this.#nextStep) return null;
+    this.#nextStep = now + this.#policy.every;
     const pool = this.#pool;
-    const { stats, live, reserved: held } = survey(pool);
+    const done: CompactionStep = { moves: 0, bytes: 0, pages: 0 };
+    const need = this.#need(now, this.#liveNeed(pool.live()));
+    const held = pool.pages().length * pool.pageSize;
+    let reserved = held;
+    if (reserved - pool.pageSize < need) return done;
+    const { stats } = survey(pool);
+    // A survey walks every slice: the next step waits for that many slices' worth of reservations.
     let slices = 0;
     for (const st of stats) slices += st.page.slices.length;
     this.#nextStep = now + Math.max(this.#policy.every, Math.ceil(slices / SLICES_PER_RESERVATION));
-    const done: CompactionStep = { moves: 0, bytes: 0, pages: 0 };
-    const need = this.#need(now, this.#liveNeed(live));
-    let reserved = held;
-    if (reserved - pool.pageSize < need) return done;
     // The sparsest pages first, while the pool holds a page more than it needs and the budget lasts; each
     // page's slices get their places before anything is copied.
     stats.sort((a, b) => a.live - b.live);

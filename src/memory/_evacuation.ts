@@ -18,6 +18,8 @@ export interface CompactedPool {
   readonly pageSize: number;
   /** The pages, in creation order. */
   pages(): readonly Page[];
+  /** Bytes of the pool's live slices, padding included. */
+  live(): number;
   /** The free-slice index (up to date after `refresh`). */
   readonly free: FreeSlices;
   /** Merges and lists the free slices of pages flagged `released`. */
@@ -238,4 +240,5 @@ function rehome(from: Slice, to: Slice): void {
   memory.slice = to;
   from.owner = poolOwned();
   from.page.released = true;
+  from.page.tally.live -= from.effectiveSize; // its bytes live on in `to`, counted when it was carved
 }

@@ -135,6 +135,7 @@ export class SlicedPool implements MemoryPool {
     return new Compactor({
       pageSize: this.#pageSize,
       pages: () => this.#pages.list,
+      live: () => this.#pages.live,
       free: this.#free,
       refresh: () => this.#refresh(),
       carve: (at, size, padding) => {
@@ -217,7 +218,9 @@ export class SlicedPool implements MemoryPool {
     const at = free.bestFit(need);
     if (at < 0) return null;
     const slice = free.at(at);
-    return this.#carve(slice.page, slice.page.slices.indexOf(slice), size, padding, at);
+    const memory = this.#carve(slice.page, slice.page.slices.indexOf(slice), size, padding, at);
+    this.#compactor?.noteLive(this.#now, this.#pages.live);
+    return memory;
   }
 
   /** Lists every free slice of every page again (after pages were freed). */
@@ -253,8 +256,8 @@ export class SlicedPool implements MemoryPool {
     }
     const memory = this.#carve(page, 0, size, padding);
     if (this.#compactor !== null) {
-      const u = this.#pages.usage();
-      this.#compactor.pageMade(this.#now, u.bytesReserved, u.bytesInUse + u.bytesPadding);
+      this.#compactor.noteLive(this.#now, this.#pages.live);
+      this.#compactor.pageMade(this.#now, this.#pages.count * this.#pageSize, this.#pages.live);
     }
     return memory;
   }

@@ -258,6 +258,13 @@ Deno.test("random reservations, writes, releases and pins with moves forced ofte
           expectBytes(storage, item.d, item.seed, `seed ${seed} step ${step} memory ${item.seed}`);
           if (item.pinned !== null) assert.equal(item.d.slice, item.pinned);
         }
+        // Each pool's tally of live bytes (what its need is taken from) is the sum of its live slices.
+        const tallies = new Map<{ live: number }, number>();
+        for (const item of live) {
+          const s = item.d.slice!;
+          tallies.set(s.page.tally, (tallies.get(s.page.tally) ?? 0) + s.effectiveSize);
+        }
+        for (const [tally, bytes] of tallies) assert.equal(tally.live, bytes, `seed ${seed} step ${step}: live tally`);
         // Live slices tile no byte twice.
         const seen = new Map<Page, [number, number][]>();
         for (const item of live) {
@@ -317,4 +324,30 @@ Deno.test("with compaction, a training-like loop whose quiet phase outlasts the 
   assert.ok(made.slice(0, 2).every((n) => n > 0), `buffers made per round: ${made.join(", ")}`);
   assert.deepEqual(made.slice(6), [0, 0, 0, 0, 0, 0], `buffers made per round: ${made.join(", ")}`);
   assert.ok(mover.moves.length > 0, "the pools did compact");
+});
+
+Deno.test("a pool's tally of live bytes follows reservations, releases, pins, moves and memory a graph keeps after its release", () => {
+  const { mm } = manager(layout({ slack: 0, every: 1 }));
+  const a = mm.reserve(100);
+  const b = mm.reserve(256);
+  const tally = a.slice!.page.tally;
+  assert.equal(tally.live, 128 + 256);
+  a.pin();
+  a.drop(); // released while pinned: still live
+  assert.equal(tally.live, 128 + 256);
+  a.unpin();
+  assert.equal(tally.live, 256);
+  b.drop();
+  assert.equal(tally.live, 0);
+  // A capture retains what it reserved, even what was released inside the window (a graph keeps using it).
+  mm.captureBegin();
+  mm.capturePrimingEnd();
+  const c = mm.reserve(64);
+  c.drop();
+  const kept = mm.captureEnd();
+  const persistent = c.slice!.page.tally;
+  assert.equal(persistent.live, 64, "retained again: counted again");
+  for (const m of kept) m.drop();
+  assert.equal(persistent.live, 0);
+  assert.equal(tally.live, 0);
 });

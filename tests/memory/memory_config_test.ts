@@ -159,7 +159,7 @@ Deno.test("a best-fit sliced pool's compaction resolves with its defaults filled
     pageSize: 4096,
     maxSliceSize: 4096,
     fit: "best",
-    compaction: { slack: 0.05, budget: 2048, every: 16 },
+    compaction: { slack: 0.03, budget: 2048, every: 16 },
   });
   assert.deepEqual(
     (resolved({ slack: 0, every: 1, budget: undefined }) as { compaction: unknown }).compaction,
