@@ -150,8 +150,8 @@ export type PoolConfig =
  * A memory layout: a preset or an explicit, ordered pool list.
  *
  * - `"compact"` (the default): a zero-byte pool, sliced pools with fixed
- *   pages of 1, 2 and 16 MiB (best fit; pages that stay free are given back),
- *   and an exclusive tail with size classes up to the largest page.
+ *   pages of 1, 2 and 16 MiB (best fit, compacting; pages that stay free are
+ *   given back), and an exclusive tail with size classes up to the largest page.
  * - `"subslices"`: CubeCL's native ladder, with page sizes derived from
  *   `maxStorageBufferBindingSize`, and an exclusive tail.
  * - `"exclusive-pages"`: 24 exclusive buckets from 32 KiB to the largest page.

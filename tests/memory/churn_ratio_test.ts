@@ -62,7 +62,7 @@ function churnOnFakes(maxPageSize: number, maxBufferSize: number, seed: number, 
 }
 
 for (const [page, buffer, what] of LIMITS) {
-  Deno.test(`the default layout ends the churn within 1.12x of the peak live bytes (median of 20 seeds) with ${what}`, () => {
+  Deno.test(`without moves, the default layout ends the churn within 1.12x of the peak live bytes (median of 20 seeds) with ${what}`, () => {
     const end: number[] = [];
     const high: number[] = [];
     for (const seed of SEEDS) {

@@ -82,12 +82,34 @@ Deno.test("the exclusive-pages preset has 24 buckets from 32 KiB to the page lim
   assert.ok(buckets.every((b) => b % 256 === 0));
 });
 
-Deno.test("the compact preset (the default) has the same sliced pools at every limit, and an exclusive tail up to the page limit", () => {
+Deno.test("the compact preset (the default) has the same sliced pools at every limit, compacting, and an exclusive tail up to the page limit", () => {
+  const moving = (page: number) => ({ slack: 0.03, budget: page / 2, every: 16 });
   const expected = (maxPage: number) => [
     { kind: "exclusive", maxAllocSize: 0 },
-    { kind: "sliced", pageSize: 1 * MiB, maxSliceSize: 64 * KiB, fit: "best", deallocPeriod: 200 },
-    { kind: "sliced", pageSize: 2 * MiB, maxSliceSize: 1 * MiB, fit: "best", deallocPeriod: 200 },
-    { kind: "sliced", pageSize: 16 * MiB, maxSliceSize: 8 * MiB, fit: "best", deallocPeriod: 5000 },
+    {
+      kind: "sliced",
+      pageSize: 1 * MiB,
+      maxSliceSize: 64 * KiB,
+      fit: "best",
+      deallocPeriod: 200,
+      compaction: moving(MiB),
+    },
+    {
+      kind: "sliced",
+      pageSize: 2 * MiB,
+      maxSliceSize: 1 * MiB,
+      fit: "best",
+      deallocPeriod: 200,
+      compaction: moving(2 * MiB),
+    },
+    {
+      kind: "sliced",
+      pageSize: 16 * MiB,
+      maxSliceSize: 8 * MiB,
+      fit: "best",
+      deallocPeriod: 5000,
+      compaction: moving(16 * MiB),
+    },
     {
       kind: "exclusive",
       maxAllocSize: Math.floor(maxPage / 256) * 256,
