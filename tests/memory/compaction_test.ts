@@ -13,6 +13,7 @@
 import assert from "node:assert/strict";
 import type { ManagedMemory, Page, Slice } from "../../src/contract/managed_memory.ts";
 import { MemoryManager } from "../../src/memory/memory_manager.ts";
+import { formatMemoryReport } from "../../src/memory/memory_usage.ts";
 import type { PoolConfig } from "../../src/contract/memory_types.ts";
 import { ByteStorage, FakeMover, FakeStorage } from "../_fakes.ts";
 import { rng } from "../_gpu.ts";
@@ -75,6 +76,9 @@ Deno.test("a pool that holds a page more than it needs empties its sparsest page
   for (const i of [1, ...Array.from({ length: 10 }, (_, k) => k + 6)]) expectBytes(storage, d[i]!, i, `memory ${i}`);
   const r = mm.report().dynamic[0]!;
   assert.deepEqual(r.compaction, { moves: 1, bytesMoved: 256, pagesGivenBack: 1 });
+  const line = formatMemoryReport({ ...mm.report(), counts: undefined } as never).split("\n")[1]!;
+  assert.match(line, /best fit, idle pages freed after 10, compacting\)/);
+  assert.match(line, /; moved 1 slices \(256 B\), 1 pages given back$/);
   assert.deepEqual(r.kind, {
     type: "sliced",
     pageSize: 1024,
