@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import type { ClientOptions, ComputeClient, Graph, Handle, MemoryConfiguration, Transport } from "../../mod.ts";
-import { incKernel, readU32, rng } from "../_gpu.ts";
+import { incKernel, readU32, rng, withClient } from "../_gpu.ts";
 import { clientTest, inProcess } from "../_clients.ts";
 
 /** Best-fit pages of 2 KiB that pack whenever they can (a negative slack), over a window of 10 reservations. */
@@ -185,55 +185,63 @@ function recordBuffers(device: GPUDevice): { labels: string[]; stop: () => void 
   return { labels, stop: () => (device.createBuffer = original) };
 }
 
-clientTest(
+// createBuffer is counted on the device of a main-thread client.
+Deno.test(
   "with compaction on, a steady loop of allocations, launches and releases creates no buffer after warm-up",
-  async (client) => {
-    if (!inProcess(client)) return; // createBuffer is counted on the main thread's device
-    const layout: MemoryConfiguration = {
-      pools: [
-        { kind: "exclusive", maxAllocSize: 0 },
-        {
-          kind: "sliced",
-          pageSize: 1 << 20,
-          maxSliceSize: 64 << 10,
-          fit: "best",
-          deallocPeriod: 200,
-          compaction: true,
-        },
-        { kind: "sliced", pageSize: 2 << 20, maxSliceSize: 1 << 20, fit: "best", deallocPeriod: 200, compaction: true },
-        { kind: "exclusive", maxAllocSize: 1 << 26, deallocPeriod: 5000 },
-      ],
-    };
-    client.installMemoryPools(layout);
-    const r = rng(7);
-    // A training-like round: activations kept through a forward pass, released in a backward pass that makes a
-    // gradient of each, then small optimizer temporaries: the activations' pages stand empty longer than the window.
-    const sizes = Array.from({ length: 60 }, () => 4 * (1024 + Math.floor(r() * 60_000)));
-    const small = Array.from({ length: 200 }, () => 4 * (256 + Math.floor(r() * 8000)));
-    const round = async () => {
-      const kept = sizes.map((s) => {
-        const h = client.empty(s);
-        client.launch(incKernel, [Math.min(64, Math.ceil(s / 256))], [h]);
-        return h;
-      });
-      for (let i = kept.length - 1; i >= 0; i--) {
-        const grad = client.empty(sizes[i]!);
-        client.launch(incKernel, [1], [grad]);
-        kept[i]!.release();
-        grad.release();
+  () =>
+    withClient(async (client) => {
+      const layout: MemoryConfiguration = {
+        pools: [
+          { kind: "exclusive", maxAllocSize: 0 },
+          {
+            kind: "sliced",
+            pageSize: 1 << 20,
+            maxSliceSize: 64 << 10,
+            fit: "best",
+            deallocPeriod: 200,
+            compaction: true,
+          },
+          {
+            kind: "sliced",
+            pageSize: 2 << 20,
+            maxSliceSize: 1 << 20,
+            fit: "best",
+            deallocPeriod: 200,
+            compaction: true,
+          },
+          { kind: "exclusive", maxAllocSize: 1 << 26, deallocPeriod: 5000 },
+        ],
+      };
+      client.installMemoryPools(layout);
+      const r = rng(7);
+      // A training-like round: activations kept through a forward pass, released in a backward pass that makes a
+      // gradient of each, then small optimizer temporaries: the activations' pages stand empty longer than the window.
+      const sizes = Array.from({ length: 60 }, () => 4 * (1024 + Math.floor(r() * 60_000)));
+      const small = Array.from({ length: 200 }, () => 4 * (256 + Math.floor(r() * 8000)));
+      const round = async () => {
+        const kept = sizes.map((s) => {
+          const h = client.empty(s);
+          client.launch(incKernel, [Math.min(64, Math.ceil(s / 256))], [h]);
+          return h;
+        });
+        for (let i = kept.length - 1; i >= 0; i--) {
+          const grad = client.empty(sizes[i]!);
+          client.launch(incKernel, [1], [grad]);
+          kept[i]!.release();
+          grad.release();
+        }
+        for (const s of small) client.empty(s).release();
+        await client.sync();
+      };
+      for (let i = 0; i < 8; i++) await round();
+      const made = recordBuffers(client.server.device);
+      try {
+        for (let i = 0; i < 6; i++) await round();
+      } finally {
+        made.stop();
       }
-      for (const s of small) client.empty(s).release();
-      await client.sync();
-    };
-    for (let i = 0; i < 8; i++) await round();
-    const made = recordBuffers(client.server.device);
-    try {
-      for (let i = 0; i < 6; i++) await round();
-    } finally {
-      made.stop();
-    }
-    assert.deepEqual(made.labels.filter((l) => !l.includes(" readback ")), [], "no buffer after warm-up");
-    const back = (await client.memoryReport()).dynamic.reduce((n, p) => n + (p.compaction?.pagesGivenBack ?? 0), 0);
-    assert.ok(back > 0, "the pools did compact (gave pages back)");
-  },
+      assert.deepEqual(made.labels.filter((l) => !l.includes(" readback ")), [], "no buffer after warm-up");
+      const back = client.memoryReport().dynamic.reduce((n, p) => n + (p.compaction?.pagesGivenBack ?? 0), 0);
+      assert.ok(back > 0, "the pools did compact (gave pages back)");
+    }),
 );
