@@ -242,8 +242,7 @@ export class Compactor {
       }
       mover.end();
     }
-    for (const page of emptied) pool.giveBack(page);
-    done.pages = emptied.size;
+    for (const page of emptied) if (pool.giveBack(page)) done.pages++;
     this.#gaveBackAt = now;
     this.#heldBefore = held;
     this.#count(done);

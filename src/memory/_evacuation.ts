@@ -37,8 +37,9 @@ export interface CompactedPool {
    * Gives an emptied page back.
    *
    * @param page A page whose slices are all free.
+   * @returns False when the page was gone already (the idle sweep of the stream's submit took it).
    */
-  giveBack(page: Page): void;
+  giveBack(page: Page): boolean;
 }
 
 /** What a compaction step or a reservation made by moving did. */

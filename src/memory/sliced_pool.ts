@@ -143,9 +143,11 @@ export class SlicedPool implements MemoryPool {
         return this.#carve(s.page, s.page.slices.indexOf(s), size, padding, at);
       },
       giveBack: (gone) => {
+        const before = this.#pages.count;
         this.#pages.freeWhere((p) => p === gone);
         this.#busyAt.delete(gone);
         this.#reindex();
+        return this.#pages.count < before;
       },
     }, policy);
   }
