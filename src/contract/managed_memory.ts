@@ -100,42 +100,51 @@ export class ManagedMemory {
   retain(): void {
     this.refs++;
     this.handles++;
+    if (this.refs === 2) this.#revived();
   }
 
   /** Drops a handle reference. */
   drop(): void {
     this.refs--;
     this.handles--;
-    if (this.refs <= 1) this.#released();
+    if (this.refs <= 1) this.#released(this.refs === 1);
   }
 
   /** Adds a binding reference (keeps the slice alive, not counted by `canMut`). */
   pin(): void {
     this.refs++;
+    if (this.refs === 2) this.#revived();
   }
 
   /** Drops a binding reference. */
   unpin(): void {
     this.refs--;
-    if (this.refs <= 1) this.#released();
+    if (this.refs <= 1) this.#released(this.refs === 1);
   }
 
   /**
-   * The slice became free: tells its page, and, when its pool indexes free
-   * slices (`Page.queue`), lists the slice on the page and the page in the
-   * pool's queue, so that the pool looks at this slice only.
+   * The slice became free: tells its page (`Page.noteFreed`: a pool that
+   * indexes free slices then looks at this slice only) and, on the step from
+   * live to free, takes its bytes off the page's tally of live bytes.
    */
-  #released(): void {
+  #released(live: boolean): void {
     const slice = this.slice;
     if (slice === null) return;
-    const page = slice.page;
-    const queue = page.queue;
-    if (queue !== null) {
-      if (!page.released) queue.push(page);
-      page.freed.push(slice);
-    }
-    page.released = true;
+    slice.page.noteFreed(slice);
+    if (live && slice.owner === this) slice.page.tally.live -= slice.effectiveSize;
   }
+
+  /** A free slice is held again (a graph keeps memory released during its capture): its bytes count again. */
+  #revived(): void {
+    const slice = this.slice;
+    if (slice !== null && slice.owner === this) slice.page.tally.live += slice.effectiveSize;
+  }
+}
+
+/** Live bytes of a pool's pages, kept as slices are reserved and freed (a pool shares one among its pages). */
+export interface LiveTally {
+  /** Bytes of the live slices, padding included. */
+  live: number;
 }
 
 /** One device buffer held by a pool, carved into slices. */
@@ -163,14 +172,35 @@ export class Page {
   queue: Page[] | null = null;
   /** The slices freed since the pool last looked (only while `queue` is set); the pool empties it. */
   readonly freed: Slice[] = [];
+  /** The live bytes of its pool (shared by the pool's pages). */
+  readonly tally: LiveTally;
 
   /**
    * Creates the instance.
    *
    * @param storage The storage handle backing the page.
+   * @param tally Its pool's tally of live bytes (a page of its own by default).
    */
-  constructor(storage: StorageHandle) {
+  constructor(storage: StorageHandle, tally: LiveTally = { live: 0 }) {
     this.storage = storage;
+    this.tally = tally;
+  }
+
+  /**
+   * Notes that `slice` of this page became free (a handle released it, or
+   * compaction moved its memory away): flags the page and, when its pool
+   * indexes free slices, lists the slice on the page and the page in the
+   * pool's queue.
+   *
+   * @param slice The slice, of this page.
+   */
+  noteFreed(slice: Slice): void {
+    const queue = this.queue;
+    if (queue !== null) {
+      if (!this.released) queue.push(this);
+      this.freed.push(slice);
+    }
+    this.released = true;
   }
 
   /** True while the page has no device buffer yet (dry run). */

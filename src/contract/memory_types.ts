@@ -40,6 +40,7 @@ export type PoolShape =
     fit?: "first" | "best";
     /** Reservations a page may stay entirely free before it is given back. */
     deallocPeriod?: number;
+    compaction?: { slack: number; budget: number; every: number };
   }
   | {
     /** One device buffer per allocation, reused by size. */
@@ -76,6 +77,13 @@ export interface MemoryPoolReport {
   pagesUnmapped: number;
   /** Largest requested size ever served, in bytes. */
   largestAlloc: number;
+  /**
+   * What compaction did since the pool was built (sliced pools that
+   * compact): live slices moved to other pages, the bytes those moves
+   * copied, and pages given back after their slices moved out (or once they
+   * stood empty beyond the pool's need).
+   */
+  compaction?: { moves: number; bytesMoved: number; pagesGivenBack: number };
 }
 
 /** The main pools of one stream: dynamic pools in routing order, then the persistent pool. */
@@ -132,6 +140,34 @@ export type PoolConfig =
      * doubles its wait, up to 32 times the period.
      */
     deallocPeriod?: number;
+    /**
+     * Moves live memory out of sparse pages into fuller ones, so that the
+     * pool holds little more than its live bytes (`fit: "best"` only; `true`
+     * takes every default).
+     *
+     * Handles are indirect, so memory that nothing pins (a graph,
+     * `getResource`, a read, or a launch of another stream, in flight) can be
+     * copied to another page, in the order of the stream that owns it, and
+     * its handles, views and later launches follow. A pool that holds more
+     * than it needed lately (its live bytes and `slack`, over a window of
+     * `deallocPeriod` reservations, or 1,000, that doubles while a loop
+     * keeps taking back what it gave) empties its sparsest pages into the
+     * others and gives them back; a reservation that no free slice holds, in
+     * a pool that holds what it needs, moves a few slices to make room
+     * instead of making a page. Moves happen in reservations, never in a
+     * launch or a read, at most `budget` bytes at a time, in a submit of
+     * their own after the stream's queued work.
+     *
+     * - `slack`: free bytes the pool may hold beyond its live bytes (and one
+     *   page), as a fraction of them; below 0 (down to -1) the pool packs
+     *   whenever it can, whatever it costs in moves and buffers (for tests).
+     *   @default 0.03
+     * - `budget`: most bytes one step, or one reservation, copies. @default half a page
+     * - `every`: reservations between two compaction steps, at least. @default 16
+     *
+     * @default false
+     */
+    compaction?: boolean | { slack?: number; budget?: number; every?: number };
   }
   | {
     /** One exact-size buffer per allocation, reused by identical size only. */
@@ -144,8 +180,8 @@ export type PoolConfig =
  * A memory layout: a preset or an explicit, ordered pool list.
  *
  * - `"compact"` (the default): a zero-byte pool, sliced pools with fixed
- *   pages of 1, 2 and 16 MiB (best fit; pages that stay free are given back),
- *   and an exclusive tail with size classes up to the largest page.
+ *   pages of 1, 2 and 16 MiB (best fit, compacting; pages that stay free are
+ *   given back), and an exclusive tail with size classes up to the largest page.
  * - `"subslices"`: CubeCL's native ladder, with page sizes derived from
  *   `maxStorageBufferBindingSize`, and an exclusive tail.
  * - `"exclusive-pages"`: 24 exclusive buckets from 32 KiB to the largest page.

@@ -53,6 +53,22 @@ export class FreeSlices {
   }
 
   /**
+   * Position of the smallest listed slice of at least `need` bytes on a page
+   * that `ok` accepts (the order of `bestFit`), or -1.
+   *
+   * @param need Bytes, padding included.
+   * @param ok Accepts a page.
+   * @returns The position, for `at` and `replace`.
+   */
+  bestFitWhere(need: number, ok: (page: Page) => boolean): number {
+    const list = this.#list;
+    let at = this.bestFit(need);
+    if (at < 0) return -1;
+    while (at < list.length && !ok(list[at]!.page)) at++;
+    return at === list.length ? -1 : at;
+  }
+
+  /**
    * The slice at a position.
    *
    * @param at A position from `bestFit`.

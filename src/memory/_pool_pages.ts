@@ -6,7 +6,7 @@
  * @module
  */
 
-import { type ManagedMemory, Page, poolOwned, Slice } from "../contract/managed_memory.ts";
+import { type LiveTally, type ManagedMemory, Page, poolOwned, Slice } from "../contract/managed_memory.ts";
 import { emptyUsage } from "./memory_usage.ts";
 import type { ComputeStorage } from "../contract/storage.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
@@ -24,6 +24,7 @@ export class PoolPages {
   #pages: Page[] = [];
   #peak = 0;
   #largest = 0;
+  #tally: LiveTally = { live: 0 };
 
   /**
    * Creates the instance.
@@ -71,7 +72,7 @@ export class PoolPages {
       `${this.#label} ${this.#noun} ${this.#pageNo++} (${formatBytesExact(bytes)})`,
       lazy,
     );
-    const page = new Page(handle);
+    const page = new Page(handle, this.#tally);
     page.slices.push(new Slice(page, 0, bytes, 0, poolOwned()));
     this.#pages.push(page);
     if (this.#pages.length > this.#peak) this.#peak = this.#pages.length;
@@ -91,7 +92,13 @@ export class PoolPages {
     slice.size = size;
     slice.padding = padding;
     if (size > this.#largest) this.#largest = size;
+    this.#tally.live += size + padding;
     return slice.assignFresh();
+  }
+
+  /** Bytes of the live slices of every page, padding included (kept as slices are reserved and freed). */
+  get live(): number {
+    return this.#tally.live;
   }
 
   /**

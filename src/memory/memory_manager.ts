@@ -3,11 +3,13 @@
  * `MemoryManagement`).
  *
  * Routing (deterministic; tests depend on it):
- * 1. Count the reservation and run the periodic cleanup (not while capturing).
+ * 1. Count the reservation and run the periodic cleanup and, in pools that
+ *    compact, a compaction step when one is due (neither while capturing).
  * 2. In persistent mode (or `size-match` with that size already present), reuse
  *    or allocate an exact-size slice in the persistent pool.
  * 3. Otherwise walk the dynamic pools in order. The first pool that accepts
- *    the size reuses a free slice or grows. A capped pool that is full spills
+ *    the size reuses a free slice, makes room by moving live slices (a pool
+ *    that compacts and holds what it needs), or grows. A capped pool that is full spills
  *    to the next accepting pool; other errors are raised at once.
  * 4. No pool accepted: `IoError` `buffer-too-big`, or the remembered capacity error.
  *
@@ -40,6 +42,7 @@ import type { ComputeStorage } from "../contract/storage.ts";
 import type { MemoryReport, MemoryUsage, PersistentMemoryPolicy, PoolConfig } from "../contract/memory_types.ts";
 import type { MemoryAllocationMode } from "../contract/memory_types.ts";
 import { formatBytesExact } from "../_util/format.ts";
+import type { SliceMover } from "./slice_mover.ts";
 
 /** Options of a memory manager. */
 export interface MemoryManagerOptions {
@@ -65,6 +68,7 @@ function buildPools(storage: ComputeStorage, pools: PoolConfig[], label: string)
           ...(p.maxPoolSize === undefined ? {} : { maxPoolSize: p.maxPoolSize }),
           ...(p.fit === undefined ? {} : { fit: p.fit }),
           ...(p.deallocPeriod === undefined ? {} : { deallocPeriod: p.deallocPeriod }),
+          ...(p.compaction === undefined ? {} : { compaction: p.compaction }),
         }, l);
       case "exclusive":
         return new ExclusivePool(storage, p, l);
@@ -92,6 +96,9 @@ export class MemoryManager {
   #depth = 0;
   #warned = new Set<MemoryPool>();
   #capture: CaptureMemory | null = null;
+  #mover: SliceMover | null = null;
+  /** True when some dynamic pool compacts (and the mover is set). */
+  #compacting = false;
 
   /**
    * Creates the instance.
@@ -141,7 +148,10 @@ export class MemoryManager {
     // A size nothing can serve is refused before it counts or sweeps: a refused call changes nothing.
     if (!persistent && !this.#routable(size)) throw this.#tooBig(size);
     this.#reservations++;
-    if (this.#capture === null) this.#cleanup(false);
+    if (this.#capture === null) {
+      this.#cleanup(false);
+      if (this.#compacting && !lazy) { for (const pool of this.#pools) pool.compact?.(this.#mover!); }
+    }
     if (persistent || this.#policy === "size-match") {
       let d = this.#persistent.tryReserve(size);
       if (d === null && (persistent || this.#persistent.hasSize(size))) {
@@ -154,6 +164,10 @@ export class MemoryManager {
       if (!pool.accept(size)) continue;
       const reused = pool.tryReserve(size);
       if (reused !== null) return reused;
+      if (this.#compacting && !lazy && this.#capture === null && pool.reserveByMoving !== undefined) {
+        const moved = pool.reserveByMoving(size, this.#mover!);
+        if (moved !== null) return moved;
+      }
       try {
         return pool.alloc(size, lazy);
       } catch (e) {
@@ -166,6 +180,17 @@ export class MemoryManager {
       }
     }
     throw capacityError ?? this.#tooBig(size);
+  }
+
+  /**
+   * Sets what copies slices for pools that compact (the owning stream's
+   * mover); without one (the default) nothing moves.
+   *
+   * @param mover The mover, or null.
+   */
+  setMover(mover: SliceMover | null): void {
+    this.#mover = mover;
+    this.#compacting = mover !== null && this.#pools.some((p) => p.compacts === true);
   }
 
   /** True when some dynamic pool accepts `size`, or `size-match` routes it to the persistent pool. */
@@ -325,6 +350,7 @@ export class MemoryManager {
     this.#storage.flush();
     this.#pools = buildPools(this.#storage, pools, this.#label);
     this.#warned.clear();
+    this.setMover(this.#mover);
   }
 
   /** Arms a capture: every reservation goes to the persistent pool and is remembered. */

@@ -11,6 +11,7 @@
 
 import type { ManagedMemory } from "../contract/managed_memory.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
+import type { SliceMover } from "./slice_mover.ts";
 
 /** A pool of device memory. */
 export interface MemoryPool {
@@ -41,4 +42,17 @@ export interface MemoryPool {
    * reservation counter; an explicit one frees every fully free page.
    */
   cleanup(reservations: number, explicit: boolean): void;
+  /** True when the pool moves live slices to pack its pages (`compact`, `reserveByMoving`). */
+  readonly compacts?: boolean;
+  /**
+   * Runs a compaction step when one is due: moves live slices out of the
+   * sparsest pages of a pool that holds more than it needs, and gives those
+   * pages back.
+   */
+  compact?(mover: SliceMover): void;
+  /**
+   * Reserves `size` bytes that no free slice holds by moving live slices,
+   * instead of growing; null when the pool should grow.
+   */
+  reserveByMoving?(size: number, mover: SliceMover): ManagedMemory | null;
 }

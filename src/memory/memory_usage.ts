@@ -58,7 +58,7 @@ function formatShape(shape: PoolShape): string {
         shape.maxPoolSize === undefined ? "" : `, cap ${formatBytes(shape.maxPoolSize)}`
       }${shape.fit === "best" ? ", best fit" : ""}${
         shape.deallocPeriod === undefined ? "" : `, idle pages freed after ${shape.deallocPeriod}`
-      })`;
+      }${shape.compaction === undefined ? "" : ", compacting"})`;
     case "exclusive":
       return `exclusive(≤ ${formatBytes(shape.maxAllocSize)}${
         shape.sizeClasses === undefined ? "" : `, ${shape.sizeClasses} classes/2×`
@@ -95,7 +95,13 @@ export function formatMemoryReport(report: MemoryReport): string {
   const lines = rows.map(([idx, r]) =>
     `  ${idx.padStart(2)} ${formatShape(r.shape).padEnd(80)} pages ${String(r.pages).padStart(3)} (peak ${r.pagesPeak}${
       r.pagesUnmapped ? `, ${r.pagesUnmapped} unmapped` : ""
-    })  ${formatMemoryUsage(r.usage)}${r.largestAlloc ? `; largest ${formatBytes(r.largestAlloc)}` : ""}`
+    })  ${formatMemoryUsage(r.usage)}${r.largestAlloc ? `; largest ${formatBytes(r.largestAlloc)}` : ""}${
+      r.compaction === undefined || r.compaction.moves + r.compaction.pagesGivenBack === 0
+        ? ""
+        : `; moved ${r.compaction.moves} slices (${
+          formatBytes(r.compaction.bytesMoved)
+        }), ${r.compaction.pagesGivenBack} pages given back`
+    }`
   );
   return `memory report (${rows.length} pools, routing order):\n${lines.join("\n")}`;
 }

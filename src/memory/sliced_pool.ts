@@ -32,6 +32,8 @@ import { FreeSlices } from "./_free_slices.ts";
 import { pageIsFree, PoolPages } from "./_pool_pages.ts";
 import { type ManagedMemory, type Page, poolOwned, Slice } from "../contract/managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
+import { compactionDefaults, type CompactionPolicy, Compactor } from "./_compaction.ts";
+import type { SliceMover } from "./slice_mover.ts";
 import type { ComputeStorage } from "../contract/storage.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
 import { formatBytesExact } from "../_util/format.ts";
@@ -55,7 +57,16 @@ export interface SlicedPoolOptions {
    * needed again); absent keeps pages.
    */
   deallocPeriod?: number;
+  /**
+   * Moves live slices to pack the pages (best fit only; see `_compaction.ts`),
+   * over a window of `deallocPeriod` reservations (or 1,000); `true` or
+   * missing fields take `compactionDefaults`; absent or false never moves.
+   */
+  compaction?: boolean | { slack?: number; budget?: number; every?: number };
 }
+
+/** Compaction's window, in reservations, for a pool without `deallocPeriod`. */
+const COMPACTION_WINDOW = 1000;
 
 /** Pages made soon after a give-back that double the wait (a loop re-taking what it gave back). */
 const REGROWTH_EVENTS = 16;
@@ -109,6 +120,8 @@ export class SlicedPool implements MemoryPool {
    * Pages flagged `released` are coalesced and re-listed before each search.
    */
   #free = new FreeSlices();
+  #compactor: Compactor | null = null;
+  #compaction: { slack: number; budget: number; every: number } | undefined;
 
   /**
    * Creates the instance.
@@ -132,6 +145,53 @@ export class SlicedPool implements MemoryPool {
     this.#fit = options.fit ?? "first";
     this.#period = options.deallocPeriod;
     this.#wait = options.deallocPeriod ?? 0;
+    const given = options.compaction ?? false;
+    if (this.#fit === "best" && given !== false) {
+      const d = compactionDefaults(page);
+      const o = given === true ? {} : given;
+      const c = { slack: o.slack ?? d.slack, budget: o.budget ?? d.budget, every: o.every ?? d.every };
+      this.#compaction = c;
+      this.#compactor = this.#compactorFor({ ...c, window: options.deallocPeriod ?? COMPACTION_WINDOW });
+    }
+  }
+
+  #compactorFor(policy: CompactionPolicy): Compactor {
+    return new Compactor({
+      pageSize: this.#pageSize,
+      pages: () => this.#pages.list,
+      live: () => this.#pages.live,
+      free: this.#free,
+      refresh: () => this.#absorb(),
+      carve: (at, size, padding) => {
+        const s = this.#free.at(at);
+        return this.#carve(s.page, s.page.slices.indexOf(s), size, padding, at);
+      },
+      giveBack: (gone) => {
+        const before = this.#pages.count;
+        this.#pages.freeWhere((p) => p === gone);
+        this.#busyAt.delete(gone);
+        this.#reindex();
+        return this.#pages.count < before;
+      },
+    }, policy);
+  }
+
+  /** True when the pool moves live slices to pack its pages. */
+  get compacts(): boolean {
+    return this.#compactor !== null;
+  }
+
+  compact(mover: SliceMover): void {
+    this.#compactor?.step(this.#now, mover);
+  }
+
+  reserveByMoving(size: number, mover: SliceMover): ManagedMemory | null {
+    const compactor = this.#compactor;
+    if (compactor === null) return null;
+    if (compactor.makeRoom(this.#now, size + paddingFor(size, this.#pages.alignment), mover) === null) return null;
+    const memory = this.tryReserve(size);
+    if (memory === null) throw new Error(`${this.#pages.label}: a run freed for ${size} B could not hold it`);
+    return memory;
   }
 
   get shape(): PoolShape {
@@ -142,6 +202,7 @@ export class SlicedPool implements MemoryPool {
       ...(this.#cap === undefined ? {} : { maxPoolSize: this.#cap }),
       ...(this.#fit === "first" ? {} : { fit: this.#fit }),
       ...(this.#period === undefined ? {} : { deallocPeriod: this.#period }),
+      ...(this.#compaction === undefined ? {} : { compaction: { ...this.#compaction } }),
     };
   }
 
@@ -173,7 +234,9 @@ export class SlicedPool implements MemoryPool {
     const at = free.bestFit(need);
     if (at < 0) return null;
     const slice = free.at(at);
-    return this.#carve(slice.page, slice.page.slices.indexOf(slice), size, padding, at);
+    const memory = this.#carve(slice.page, slice.page.slices.indexOf(slice), size, padding, at);
+    this.#compactor?.noteLive(this.#now, this.#pages.live);
+    return memory;
   }
 
   /**
@@ -230,7 +293,12 @@ export class SlicedPool implements MemoryPool {
     if (page.slices[0]!.effectiveSize < size + padding) {
       throw new Error(`${this.#pages.label}: a fresh page could not hold ${formatBytesExact(size)}`);
     }
-    return this.#carve(page, 0, size, padding);
+    const memory = this.#carve(page, 0, size, padding);
+    if (this.#compactor !== null) {
+      this.#compactor.noteLive(this.#now, this.#pages.live);
+      this.#compactor.pageMade(this.#now, this.#pages.count * this.#pageSize, this.#pages.live);
+    }
+    return memory;
   }
 
   /**
@@ -262,7 +330,10 @@ export class SlicedPool implements MemoryPool {
   }
 
   report(): MemoryPoolReport {
-    return this.#pages.report(this.shape);
+    const report = this.#pages.report(this.shape);
+    const done = this.#compactor?.done;
+    if (done === undefined) return report;
+    return { ...report, compaction: { moves: done.moves, bytesMoved: done.bytes, pagesGivenBack: done.pages } };
   }
 
   cleanup(reservations: number, explicit: boolean): void {

@@ -9,6 +9,7 @@ import { CountPool } from "../memory/count_pool.ts";
 import { WebGpuStorage } from "../memory/webgpu_storage.ts";
 import { type TimestampOrigin, TimestampProfiler } from "../profile/timestamp_profiler.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
+import { StreamMover } from "../stream/stream_mover.ts";
 import { Stream } from "../stream/stream.ts";
 import type { PersistentMemoryPolicy, PoolConfig } from "../contract/memory_types.ts";
 import type { OwnerResolver } from "../stream/_stream_parts.ts";
@@ -66,6 +67,7 @@ export function createStream(parts: StreamParts): Stream {
   });
   const counts = new CountPool(storage, label);
   stream = new Stream({ slot, ctx, memory, counts, storage, resolveOwner: parts.resolveOwner });
+  memory.setMover(new StreamMover(stream, ctx)); // pools that compact move this stream's memory in its order
   if (parts.deviceTiming) {
     stream.profiler = new TimestampProfiler(ctx.device, slot, label, parts.timestampOrigin, {
       pool: stream.staging,

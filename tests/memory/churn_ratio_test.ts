@@ -15,12 +15,17 @@
  *
  * The short wait must not cost a steady loop its zero-`createBuffer` state:
  * a loop whose quiet phase outlasts the wait makes the pools wait longer.
+ *
+ * With compaction (the pools move live slices to pack their pages, through a
+ * mover), every seed ends within 1.15x, on the seeds the policy was tuned on
+ * (1-20) and on others (101-140), where a non-moving allocator's high-water
+ * mark alone is 1.12-1.21x on this pattern.
  */
 
 import assert from "node:assert/strict";
 import { resolveMemoryConfiguration } from "../../src/memory/memory_config.ts";
 import { MemoryManager } from "../../src/memory/memory_manager.ts";
-import { FakeStorage } from "../_fakes.ts";
+import { FakeMover, FakeStorage } from "../_fakes.ts";
 import { churnRng, runChurn } from "./_churn.ts";
 
 const MiB = 1024 * 1024;
@@ -39,10 +44,12 @@ const LIMITS: [number, number, string][] = [
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
-function churnOnFakes(maxPageSize: number, maxBufferSize: number, seed: number) {
+function churnOnFakes(maxPageSize: number, maxBufferSize: number, seed: number, moving = false) {
   const storage = new FakeStorage(256);
-  const pools = resolveMemoryConfiguration("compact", { maxPageSize, maxBufferSize, alignment: 256 });
+  const pools = resolveMemoryConfiguration("compact", { maxPageSize, maxBufferSize, alignment: 256 })
+    .map((p) => p.kind === "sliced" ? { ...p, compaction: moving } : p);
   const mm = new MemoryManager(storage, { pools, label: "churn" });
+  mm.setMover(new FakeMover());
   const run = runChurn(
     (size) => {
       const d = mm.reserve(size);
@@ -55,7 +62,7 @@ function churnOnFakes(maxPageSize: number, maxBufferSize: number, seed: number) 
 }
 
 for (const [page, buffer, what] of LIMITS) {
-  Deno.test(`the default layout ends the churn within 1.12x of the peak live bytes (median of 20 seeds) with ${what}`, () => {
+  Deno.test(`without moves, the default layout ends the churn within 1.12x of the peak live bytes (median of 20 seeds) with ${what}`, () => {
     const end: number[] = [];
     const high: number[] = [];
     for (const seed of SEEDS) {
@@ -71,6 +78,28 @@ for (const [page, buffer, what] of LIMITS) {
     assert.ok(Math.max(...high) <= 1.25, figures);
   });
 }
+
+const UNTUNED = Array.from({ length: 40 }, (_, i) => i + 101);
+
+Deno.test("with compaction (moves), the churn ends within 1.15x of the peak live bytes on every seed, seeds 1-20 (tuned on) and 101-140 (not)", () => {
+  for (const [seeds, what] of [[SEEDS, "tuned"], [UNTUNED, "untuned"]] as const) {
+    const end: number[] = [];
+    const high: number[] = [];
+    const made: number[] = [];
+    for (const seed of seeds) {
+      const run = churnOnFakes(2 * GiB, 2 * GiB, seed, true);
+      end.push(run.reserved / run.peak);
+      high.push(run.reservedPeak / run.peak);
+      made.push(run.storage.createdBuffers);
+    }
+    const figures = `${what}: end ${end.map((x) => x.toFixed(3)).join(" ")}; high-water ${
+      high.map((x) => x.toFixed(3)).join(" ")
+    }; buffers made ${made.join(" ")}`;
+    assert.ok(Math.max(...end) <= 1.15, figures);
+    assert.ok(median(end) <= 1.08, figures);
+    assert.ok(Math.max(...high) <= 1.2, figures);
+  }
+});
 
 Deno.test("the churn ends with the same reservation whatever the binding limit: the small pages do not follow it", () => {
   const reserved = LIMITS.map(([page, buffer]) => churnOnFakes(page, buffer, 3).reserved);

@@ -82,12 +82,30 @@ Deno.test("the exclusive-pages preset has 24 buckets from 32 KiB to the page lim
   assert.ok(buckets.every((b) => b % 256 === 0));
 });
 
-Deno.test("the compact preset (the default) has the same sliced pools at every limit, and an exclusive tail up to the page limit", () => {
+Deno.test("the compact preset (the default) has the same sliced pools at every limit, not compacting (yet), and an exclusive tail up to the page limit", () => {
   const expected = (maxPage: number) => [
     { kind: "exclusive", maxAllocSize: 0 },
-    { kind: "sliced", pageSize: 1 * MiB, maxSliceSize: 64 * KiB, fit: "best", deallocPeriod: 200 },
-    { kind: "sliced", pageSize: 2 * MiB, maxSliceSize: 1 * MiB, fit: "best", deallocPeriod: 200 },
-    { kind: "sliced", pageSize: 16 * MiB, maxSliceSize: 8 * MiB, fit: "best", deallocPeriod: 5000 },
+    {
+      kind: "sliced",
+      pageSize: 1 * MiB,
+      maxSliceSize: 64 * KiB,
+      fit: "best",
+      deallocPeriod: 200,
+    },
+    {
+      kind: "sliced",
+      pageSize: 2 * MiB,
+      maxSliceSize: 1 * MiB,
+      fit: "best",
+      deallocPeriod: 200,
+    },
+    {
+      kind: "sliced",
+      pageSize: 16 * MiB,
+      maxSliceSize: 8 * MiB,
+      fit: "best",
+      deallocPeriod: 5000,
+    },
     {
       kind: "exclusive",
       maxAllocSize: Math.floor(maxPage / 256) * 256,
@@ -149,4 +167,37 @@ Deno.test("resolveMemoryConfiguration() rejects layouts that can never be valid"
   bad([{ kind: "exclusive", maxAllocSize: 4096, sizeClasses: 0 }], "zero-size");
   bad([{ kind: "exclusive", maxAllocSize: 4096, sizeClasses: 1.5 }], "zero-size");
   assert.throws(() => resolveMemoryConfiguration("fast" as never, props(MiB)), PoolConfigError);
+});
+
+Deno.test("a best-fit sliced pool's compaction resolves with its defaults filled in; false or absent is none", () => {
+  const sliced = (compaction: unknown) => ({ kind: "sliced", pageSize: 4000, fit: "best", compaction }) as never;
+  const resolved = (compaction: unknown) => resolveMemoryConfiguration({ pools: [sliced(compaction)] }, props(MiB))[0];
+  assert.deepEqual(resolved(true), {
+    kind: "sliced",
+    pageSize: 4096,
+    maxSliceSize: 4096,
+    fit: "best",
+    compaction: { slack: 0.03, budget: 2048, every: 16 },
+  });
+  assert.deepEqual(
+    (resolved({ slack: 0, every: 1, budget: undefined }) as { compaction: unknown }).compaction,
+    { slack: 0, budget: 2048, every: 1 },
+  );
+  assert.equal("compaction" in resolved(false)!, false);
+  assert.equal("compaction" in resolved(undefined)!, false);
+});
+
+Deno.test("compaction is refused on a first-fit pool and with a bad slack, budget or every", () => {
+  const bad = (pool: unknown, kind: string, says: RegExp) =>
+    assert.throws(
+      () => resolveMemoryConfiguration({ pools: [pool] } as never, props(MiB)),
+      (e: unknown) => e instanceof PoolConfigError && e.kind === kind && says.test(e.message),
+    );
+  bad({ kind: "sliced", pageSize: 4096, compaction: true }, "preset-unavailable", /needs fit: "best"/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "first", compaction: {} }, "preset-unavailable", /needs fit/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: "yes" }, "preset-unavailable", /a boolean or/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { slack: -1.5 } }, "zero-size", /slack/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { slack: NaN } }, "zero-size", /slack/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { budget: 0 } }, "zero-size", /budget/);
+  bad({ kind: "sliced", pageSize: 4096, fit: "best", compaction: { every: 2.5 } }, "zero-size", /every/);
 });

@@ -22,6 +22,11 @@ export async function teardown(st: ModelState): Promise<void> {
   STREAMS.forEach((s, i) => {
     for (; st.persistentDepth[i]! > 0; st.persistentDepth[i]!--) st.clients[s]!.allocationMode("auto");
   });
+  // Slices moved by pools that compact, on every stream (before the teardown's releases and cleanups).
+  st.stats.moves = 0;
+  for (const id of base.server.streamIds()) {
+    for (const p of base.server.stream(id).memory.report().dynamic) st.stats.moves += p.compaction?.moves ?? 0;
+  }
   const live = [...st.refs];
   if (live.length > 0) {
     const want = live.map((r) => st.snapshot(r));

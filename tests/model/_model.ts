@@ -12,7 +12,8 @@
  * Operations: create (from every kind of host view, and staging memory),
  * empty, write, clone, view (any byte range, empty ones too), release (also
  * right after use, while the work using the handle is still queued, and of
- * every allocation of a stream), launches of five modelled kernels (static,
+ * every allocation of a stream), fragment (many small handles, every other
+ * one released: what pools that compact pack, moving the survivors), launches of five modelled kernels (static,
  * `CubeCount` and indirect counts, views, handles of any stream, kernels
  * compiled on first launch so the stream holds work behind them), read,
  * readTensor, reads batched in one tick, readMany, deferred reads awaited
@@ -43,7 +44,7 @@ import { doBurst } from "./_ops_burst.ts";
 import { doInvalid, doQueuedError } from "./_ops_errors.ts";
 import { doCapture, doDestroyGraph, doReplay } from "./_ops_graph.ts";
 import { doDryRun, doIndirect, doLaunch, doProfile } from "./_ops_launch.ts";
-import { doCleanup, doClone, doCreate, doEmpty, doRelease, doView, doWrite } from "./_ops_memory.ts";
+import { doCleanup, doClone, doCreate, doEmpty, doFragment, doRelease, doView, doWrite } from "./_ops_memory.ts";
 import { doBig, doInstallPools, doPersistent, doReleaseStream, doTensors, doUsage } from "./_ops_pools.ts";
 import { doDeferredRead, doDrain, doFlush, doRead, doReadAll, doReadBatch, doReadMany, doSync } from "./_ops_read.ts";
 import {
@@ -72,6 +73,7 @@ const OPS: readonly Op[] = [
   { name: "clone", weight: 4, run: doClone },
   { name: "view", weight: 3, run: doView },
   { name: "release", weight: 9, run: doRelease },
+  { name: "fragment", weight: 1.5, run: doFragment },
   { name: "launch", weight: 24, run: doLaunch },
   { name: "read", weight: 5, run: doRead },
   { name: "readBatch", weight: 3, run: doReadBatch },

@@ -147,3 +147,25 @@ export async function doCleanup(st: ModelState): Promise<void> {
     c.memoryCleanup();
   } else cleanupNow(st);
 }
+
+/**
+ * Fragments a stream's pages: creates several small handles with random
+ * bytes on one stream, then releases every other one (what pools that
+ * compact pack, moving the survivors while the run goes on using them).
+ */
+export function doFragment(st: ModelState): void {
+  const { int, randomBytes } = st.rand;
+  const { c, s } = st.clientFor();
+  const n = 6 + int(11);
+  st.note(`fragment s${s}: create ${n} handles h${st.nextRef}.., release every other one`);
+  const made: Ref[] = [];
+  for (let i = 0; i < n; i++) {
+    const size = 4 * (1 + int(128));
+    const data = randomBytes(size);
+    const m = st.newMem(s, size);
+    m.bytes.set(data);
+    m.def.fill(1);
+    made.push(st.addRef(c.create(data), m, 0, size));
+  }
+  for (let i = 0; i < made.length; i += 2) st.releaseRef(made[i]!);
+}

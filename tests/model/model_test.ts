@@ -22,6 +22,8 @@
  */
 
 import { runModel } from "./_model.ts";
+import { chooseConfig, COMPACTING_LAYOUT } from "./_options.ts";
+import { makeRng } from "./_rng.ts";
 
 function env(name: string): string | undefined {
   try {
@@ -56,4 +58,21 @@ for (const { seed, label } of seeds) {
     });
     if (verbose || replay !== undefined) console.log(stats);
   });
+}
+
+/** Seeds run with the compacting layout on every stream (client options otherwise drawn from the seed). */
+const COMPACTING_SEEDS = [5, 6, 7];
+
+if (replay === undefined) {
+  for (const seed of COMPACTING_SEEDS) {
+    Deno.test(`model: ${steps} random operations agree with the CPU model while pools pack whenever they can, moving live memory (seed ${seed})`, async () => {
+      const drawn = chooseConfig(makeRng(seed ^ 0x5eed).pick);
+      // Persistent windows ignored: every reservation goes to the pools that compact.
+      const config = { ...drawn, memory: COMPACTING_LAYOUT, persistentMemory: "disabled" as const };
+      const stats = await runModel({ seed, steps, verbose, config, avoid: [] });
+      // The layout must really move memory, or this test checks nothing of it.
+      if (!(stats.moves! > 30)) throw new Error(`seed ${seed}: only ${stats.moves} slices moved`);
+      if (verbose) console.log(stats);
+    });
+  }
 }
