@@ -74,3 +74,41 @@ export function runChurn(
     },
   };
 }
+
+/**
+ * A training-like loop: per round, 100 activations of 4 KiB–1 MiB kept through a forward pass (two temporaries each),
+ * released in a backward pass that takes a gradient of each, then 300 small optimizer temporaries: about 600
+ * reservations in which the activations' pages stand empty, three times the compact pools' 200-reservation wait.
+ *
+ * @param reserve Reserves memory (a memory manager's `reserve`).
+ * @param buffers How many device buffers the storage has made so far.
+ * @param rounds Rounds to run.
+ * @param random Random numbers in [0, 1).
+ * @returns The buffers made in each round.
+ */
+export function trainingLoop(
+  reserve: (size: number) => { drop(): void },
+  buffers: () => number,
+  rounds: number,
+  random: () => number,
+): number[] {
+  const MiB = 1 << 20;
+  const sizes = Array.from({ length: 100 }, () => 4096 + Math.floor(random() * (MiB - 4096)));
+  const small = Array.from({ length: 300 }, () => 1024 + Math.floor(random() * 60_000));
+  const made: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const before = buffers();
+    const kept = sizes.map((s) => {
+      for (let t = 0; t < 2; t++) reserve(s).drop();
+      return reserve(s);
+    });
+    for (let i = kept.length - 1; i >= 0; i--) {
+      const grad = reserve(sizes[i]!);
+      kept[i]!.drop();
+      grad.drop();
+    }
+    for (const s of small) reserve(s).drop();
+    made.push(buffers() - before);
+  }
+  return made;
+}

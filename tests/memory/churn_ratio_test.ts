@@ -26,7 +26,7 @@ import assert from "node:assert/strict";
 import { resolveMemoryConfiguration } from "../../src/memory/memory_config.ts";
 import { MemoryManager } from "../../src/memory/memory_manager.ts";
 import { FakeMover, FakeStorage } from "../_fakes.ts";
-import { churnRng, runChurn } from "./_churn.ts";
+import { churnRng, runChurn, trainingLoop } from "./_churn.ts";
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -122,27 +122,8 @@ Deno.test("a training-like loop whose quiet phase outlasts the page wait stops c
     alignment: 256,
   });
   const mm = new MemoryManager(storage, { pools, label: "loop" });
-  const r = churnRng(7);
-  // Per round: 100 activations of 4 KiB-1 MiB kept through a forward pass (two temporaries each), released in a
-  // backward pass that takes a gradient of each, then 300 small optimizer temporaries: about 600 reservations in
-  // which the activations' pages stand empty, three times the compact pools' 200-reservation wait.
-  const sizes = Array.from({ length: 100 }, () => 4096 + Math.floor(r() * (MiB - 4096)));
-  const small = Array.from({ length: 300 }, () => 1024 + Math.floor(r() * 60_000));
-  const made: number[] = [];
-  for (let round = 0; round < 10; round++) {
-    const before = storage.allocations.length;
-    const kept = sizes.map((s) => {
-      for (let t = 0; t < 2; t++) mm.reserve(s).drop();
-      return mm.reserve(s);
-    });
-    for (let i = kept.length - 1; i >= 0; i--) {
-      const grad = mm.reserve(sizes[i]!);
-      kept[i]!.drop();
-      grad.drop();
-    }
-    for (const s of small) mm.reserve(s).drop();
-    made.push(storage.allocations.length - before);
-  }
+  // About 600 reservations a round in which the activations' pages stand empty (see trainingLoop).
+  const made = trainingLoop((size) => mm.reserve(size), () => storage.allocations.length, 10, churnRng(7));
   // Pages given back in the quiet phase and made again in the next forward pass grow the wait past the phase.
   assert.ok(made.slice(0, 2).every((n) => n > 0), `buffers made per round: ${made.join(", ")}`);
   assert.deepEqual(made.slice(5), [0, 0, 0, 0, 0], `buffers made per round: ${made.join(", ")}`);

@@ -17,6 +17,7 @@ import { formatMemoryReport } from "../../src/memory/memory_usage.ts";
 import type { PoolConfig } from "../../src/contract/memory_types.ts";
 import { ByteStorage, FakeMover, FakeStorage } from "../_fakes.ts";
 import { rng } from "../_gpu.ts";
+import { trainingLoop } from "./_churn.ts";
 
 const A = 32;
 
@@ -308,24 +309,7 @@ Deno.test("with compaction, a training-like loop whose quiet phase outlasts the 
     label: "loop",
   });
   mm.setMover(mover);
-  const r = rng(7);
-  const sizes = Array.from({ length: 100 }, () => 4096 + Math.floor(r() * ((1 << 20) - 4096)));
-  const small = Array.from({ length: 300 }, () => 1024 + Math.floor(r() * 60_000));
-  const made: number[] = [];
-  for (let round = 0; round < 12; round++) {
-    const before = storage.allocations.length;
-    const kept = sizes.map((s) => {
-      for (let t = 0; t < 2; t++) mm.reserve(s).drop();
-      return mm.reserve(s);
-    });
-    for (let i = kept.length - 1; i >= 0; i--) {
-      const grad = mm.reserve(sizes[i]!);
-      kept[i]!.drop();
-      grad.drop();
-    }
-    for (const s of small) mm.reserve(s).drop();
-    made.push(storage.allocations.length - before);
-  }
+  const made = trainingLoop((size) => mm.reserve(size), () => storage.allocations.length, 12, rng(7));
   assert.ok(made.slice(0, 2).every((n) => n > 0), `buffers made per round: ${made.join(", ")}`);
   assert.deepEqual(made.slice(6), [0, 0, 0, 0, 0, 0], `buffers made per round: ${made.join(", ")}`);
   assert.ok(mover.moves.length > 0, "the pools did compact");
