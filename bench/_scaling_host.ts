@@ -26,7 +26,16 @@
 
 import type { ComputeClient, Graph, Handle } from "../mod.ts";
 import { defineKernel } from "../mod.ts";
-import { bindBuffers, blockUntilIdle, encodeAlternating, interleave, rawPipelines, storageLayout } from "./_raw.ts";
+import {
+  bindBuffers,
+  blockUntilIdle,
+  COPY_WGSL,
+  encodeAlternating,
+  interleave,
+  MIX_WGSL,
+  rawPipelines,
+  storageLayout,
+} from "./_raw.ts";
 import type { ScalingPoint, ScalingSeries } from "./_scaling_report.ts";
 
 /** What the host series run on. */
@@ -380,19 +389,6 @@ export function alloc(ctx: HostContext): ScalingSeries {
   };
 }
 
-const WGSL_MIX = `
-@group(0) @binding(0) var<storage, read_write> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> b: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&a)) { a[g.x] = a[g.x] * 0.5 + b[g.x]; }
-}`;
-const WGSL_COPY = `
-@group(0) @binding(0) var<storage, read_write> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> b: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&a)) { b[g.x] = a[g.x]; }
-}`;
-
 /** The longest graph `replay` measures; the client's `tasksMax` must be above it. */
 export const LONGEST_GRAPH = 100_000;
 
@@ -404,10 +400,10 @@ export const LONGEST_GRAPH = 100_000;
  */
 export async function replay(ctx: HostContext): Promise<ScalingSeries> {
   const { client, device } = ctx;
-  const mix = defineKernel({ name: "scaling mix", wgsl: WGSL_MIX });
-  const copy = defineKernel({ name: "scaling copy", wgsl: WGSL_COPY });
+  const mix = defineKernel({ name: "scaling mix", wgsl: MIX_WGSL });
+  const copy = defineKernel({ name: "scaling copy", wgsl: COPY_WGSL });
   const layout = storageLayout(device, 2, { label: "scaling raw replay layout" });
-  const pipelines = rawPipelines(device, layout, [WGSL_MIX, WGSL_COPY], "scaling raw replay pipeline");
+  const pipelines = rawPipelines(device, layout, [MIX_WGSL, COPY_WGSL], "scaling raw replay pipeline");
   const a = client.create(new Float32Array(64).fill(1));
   const b = client.create(new Float32Array(64).fill(2));
   const ab = [a, b];

@@ -20,7 +20,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, EarlyMapRing, rawPipelines, storageLayout } from "./_raw.ts";
 
 const WGSL = `
 @group(0) @binding(0) var<storage, read_write> a: array<f32>;
@@ -57,13 +57,8 @@ const [pipeline] = rawPipelines(device, layout, [WGSL]);
 const bg = bindBuffers(device, layout, raw);
 const stagingUsage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
 const specStaging = device.createBuffer({ size: BYTES, usage: stagingUsage });
-/** Primed staging buffers for the raw early path, each with its leftover map (null once settled). */
-const ring = Array.from({ length: 512 }, () => ({
-  buffer: device.createBuffer({ size: BYTES, usage: stagingUsage }),
-  leftover: null as Promise<unknown> | null,
-}));
-await Promise.all(ring.map((r) => r.buffer.mapAsync(GPUMapMode.READ)));
-for (const r of ring) r.buffer.unmap();
+/** Primed staging buffers for the raw early path. */
+const ring = await EarlyMapRing.create(device, BYTES, "raw early staging");
 
 function rawEncode(launches: number, staging: GPUBuffer, bytes: number): void {
   const encoder = device.createCommandEncoder();
@@ -84,21 +79,8 @@ async function rawSpec(launches: number, bytes: number): Promise<number> {
   return v;
 }
 
-let next = 0;
-async function rawEarly(launches: number, bytes: number): Promise<number> {
-  let r = ring[next]!;
-  for (let tries = 0; r.leftover !== null; tries++) {
-    next = (next + 1) % ring.length;
-    r = ring[next]!;
-    if (tries > 0 && tries % ring.length === 0) await new Promise((ok) => setTimeout(ok, 1)); // let leftovers settle
-  }
-  next = (next + 1) % ring.length;
-  rawEncode(launches, r.buffer, bytes);
-  const done = () => r.leftover = null;
-  r.leftover = r.buffer.mapAsync(GPUMapMode.READ, 0, bytes).then(done, done);
-  const v = new Float32Array(r.buffer.getMappedRange(0, bytes))[0]!;
-  r.buffer.unmap();
-  return v;
+function rawEarly(launches: number, bytes: number): Promise<number> {
+  return ring.read((staging) => rawEncode(launches, staging, bytes), bytes);
 }
 
 async function step(client: typeof fast, o: typeof f, launches: number): Promise<number> {

@@ -27,7 +27,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
+import { bindBuffers, EarlyMapRing, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
 
 const env = (k: string) =>
   Deno.permissions.querySync({ name: "env", variable: k }).state === "granted" ? Deno.env.get(k) : undefined;
@@ -146,35 +146,19 @@ const raw = [1, 2, 0].map((v, i) => {
 const addLayout = storageLayout(device, 3, { label: "figures raw add layout" });
 const [addPipeline] = rawPipelines(device, addLayout, [ADD_WGSL], "figures raw add pipeline");
 const addBg = bindBuffers(device, addLayout, raw, "figures raw add bind group");
-const stagingUsage = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
-const ring = Array.from({ length: 512 }, (_, i) => ({
-  buffer: device.createBuffer({ label: `figures raw staging ${i}`, size: BYTES, usage: stagingUsage }),
-  leftover: null as Promise<unknown> | null,
-}));
-await Promise.all(ring.map((r) => r.buffer.mapAsync(GPUMapMode.READ)));
-for (const r of ring) r.buffer.unmap();
-let next = 0;
+const ring = await EarlyMapRing.create(device, BYTES, "figures raw staging");
 async function rawStep(launches: number): Promise<number> {
   const t0 = performance.now();
-  let r = ring[next]!;
-  for (let tries = 0; r.leftover !== null; tries++) {
-    next = (next + 1) % ring.length;
-    r = ring[next]!;
-    if (tries > 0 && tries % ring.length === 0) await new Promise((ok) => setTimeout(ok, 1)); // let leftovers settle
-  }
-  next = (next + 1) % ring.length;
-  const encoder = device.createCommandEncoder({ label: "figures raw step encoder" });
-  const pass = encoder.beginComputePass({ label: "figures raw step pass" });
-  pass.setPipeline(addPipeline!);
-  pass.setBindGroup(0, addBg);
-  for (let i = 0; i < launches; i++) pass.dispatchWorkgroups(1);
-  pass.end();
-  encoder.copyBufferToBuffer(raw[2]!, 0, r.buffer, 0, BYTES);
-  device.queue.submit([encoder.finish()]);
-  const done = () => r.leftover = null;
-  r.leftover = r.buffer.mapAsync(GPUMapMode.READ, 0, BYTES).then(done, done);
-  const v = new Float32Array(r.buffer.getMappedRange(0, BYTES))[0]!;
-  r.buffer.unmap();
+  const v = await ring.read((staging) => {
+    const encoder = device.createCommandEncoder({ label: "figures raw step encoder" });
+    const pass = encoder.beginComputePass({ label: "figures raw step pass" });
+    pass.setPipeline(addPipeline!);
+    pass.setBindGroup(0, addBg);
+    for (let i = 0; i < launches; i++) pass.dispatchWorkgroups(1);
+    pass.end();
+    encoder.copyBufferToBuffer(raw[2]!, 0, staging, 0, BYTES);
+    device.queue.submit([encoder.finish()]);
+  }, BYTES);
   if (v !== 3) throw new Error(`raw read ${v}, want 3`);
   return performance.now() - t0;
 }

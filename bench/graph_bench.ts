@@ -74,24 +74,21 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, blockUntilIdle, encodeAlternating, interleave, rawPipelines, storageLayout } from "./_raw.ts";
+import {
+  bindBuffers,
+  blockUntilIdle,
+  COPY_WGSL,
+  encodeAlternating,
+  interleave,
+  MIX_WGSL,
+  rawPipelines,
+  storageLayout,
+} from "./_raw.ts";
 
 const client = await createClient({ tasksMax: 4096 });
 const device = client.server.device;
-const WGSL_MIX = `
-@group(0) @binding(0) var<storage, read_write> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> b: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&a)) { a[g.x] = a[g.x] * 0.5 + b[g.x]; }
-}`;
-const WGSL_COPY = `
-@group(0) @binding(0) var<storage, read_write> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> b: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&a)) { b[g.x] = a[g.x]; }
-}`;
-const mix = defineKernel({ name: "mix", wgsl: WGSL_MIX });
-const copy = defineKernel({ name: "copy", wgsl: WGSL_COPY });
+const mix = defineKernel({ name: "mix", wgsl: MIX_WGSL });
+const copy = defineKernel({ name: "copy", wgsl: COPY_WGSL });
 
 /** Submits the client's work at once (a flush does so before it returns), then blocks until the device is idle. */
 const flushAndSettle = () => {
@@ -103,7 +100,7 @@ const flushAndSettle = () => {
 };
 
 const layout = storageLayout(device, 2);
-const pipelines = rawPipelines(device, layout, [WGSL_MIX, WGSL_COPY]);
+const pipelines = rawPipelines(device, layout, [MIX_WGSL, COPY_WGSL]);
 
 const LENGTHS = (Deno.env.get("LENGTHS") ?? "1,10,100,1000").split(",").map(Number);
 const SIZES = (Deno.env.get("WORKGROUPS") ?? "1,256").split(",").map(Number)
