@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Device call 1 of run 34 (issues 28 and 31): the known-issue test of the multi-Worker exit hang (backend unset,
+# Device call 1 of run 34 (issues 28, 31 and 33): the fast-read tail on this tree and on .device/self (the tree
+# before staging reuse), the known-issue test of the multi-Worker exit hang (backend unset,
 # DENO_WEBGPU_BACKEND=vulkan, one Worker), the five exit programs 50 times each with the backend set to Vulkan and
 # the three-worker all-reduce 50 more times with it unset, `deno task test` twice at once (spec reads and fast
 # reads), then the launch, replay and worker A/B against .device/old with .device/self as the control. BUDGET
@@ -12,7 +13,10 @@ S=$(date +%s)
 left() { local l=$(( ${BUDGET:-560} - ($(date +%s) - S) )); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 log=$OUT/log.txt
 { date -u +%FT%TZ; cat $OUT/setup.txt; } > $log
-echo "== known issue: several Workers with devices, exit" >> $log
+echo "== fast-read tail: this tree, then .device/self, then this tree" >> $log
+sed 's#"../mod.ts"#"../.device/self/mod.ts"#' bench/fast_reads_tail.ts > bench/_tail_self.ts
+for f in fast_reads_tail _tail_self fast_reads_tail; do timeout $(left 15) deno run --allow-env --allow-read bench/$f.ts 2>&1 | tail -1 >> $log; done
+echo "== known issue: several Workers with devices, exit ($(( $(date +%s) - S )) s)" >> $log
 DENOGPU_KNOWN_ISSUES=1 DENOGPU_KNOWN_ISSUE_RUNS=24 timeout $(left 100) deno test -A --no-check \
   tests/known_issues/worker_devices_exit_hang_test.ts 2>&1 | grep -E "hung|ok|FAILED|passed|error" | head -12 >> $log
 echo "== exit runs, DENO_WEBGPU_BACKEND=vulkan ($(( $(date +%s) - S )) s)" >> $log
@@ -25,9 +29,9 @@ wait $pv $pu
 tar czf $OUT/exit_logs.tgz -C /tmp exitv exitu 2>/dev/null
 echo "== deno task test, spec reads and fast reads at once ($(( $(date +%s) - S )) s)" >> $log
 t0=$(date +%s)
-( timeout -k 5 $(left 250) deno task test > $OUT/test_spec.txt 2>&1; echo "rc $? in $(( $(date +%s) - t0 )) s" >> $OUT/test_spec.txt ) &
+( timeout -k 5 $(left 270) deno task test > $OUT/test_spec.txt 2>&1; echo "rc $? in $(( $(date +%s) - t0 )) s" >> $OUT/test_spec.txt ) &
 p1=$!
-( DENOGPU_TEST_FAST_READS=1 timeout -k 5 $(left 250) deno task test > $OUT/test_fast.txt 2>&1; echo "rc $? in $(( $(date +%s) - t0 )) s" >> $OUT/test_fast.txt ) &
+( DENOGPU_TEST_FAST_READS=1 timeout -k 5 $(left 270) deno task test > $OUT/test_fast.txt 2>&1; echo "rc $? in $(( $(date +%s) - t0 )) s" >> $OUT/test_fast.txt ) &
 p2=$!
 wait $p1 $p2
 for f in spec fast; do echo "-- $f"; grep -E "^(ok|FAILED) \||^rc " $OUT/test_$f.txt; grep -E "^[^ ].* => " $OUT/test_$f.txt | head -8; done >> $log

@@ -4,8 +4,10 @@
  * with `fastReads: true`, after 10 untimed rounds (the kernel compiles on its
  * first launch). Prints the latency distribution of a round (p50,
  * p90, p99, max, rounds over 1 ms and over 2 ms), the staging buffers the
- * stream created, and that every byte read was right. A round that finds no
- * staging buffer ready to map early takes the spec path (~11 ms).
+ * stream created, the most leftover maps pending at once, whether staging
+ * buffers are reused before their leftovers settle (the self-test decides),
+ * and that every byte read was right. A round that finds no staging buffer
+ * ready to map early takes the spec path (~11 ms).
  *
  * Run: `deno run --allow-env bench/fast_reads_tail.ts` (env: ROUNDS, JSON=1 for one JSON line).
  */
@@ -27,14 +29,17 @@ for (let i = 0; i < WARMUP; i++) {
   client.launch(inc, [1], [x]);
   await client.read(x);
 }
+const staging = client.server.stream(0).staging;
 const ms: number[] = [];
 let wrong = 0;
+let peakLeftovers = 0;
 for (let i = 1; i <= ROUNDS; i++) {
   const t0 = performance.now();
   client.launch(inc, [1], [x]);
   const got = await client.read(x, Uint32Array);
   ms.push(performance.now() - t0);
   if (got[0] !== WARMUP + i || got[63] !== WARMUP + i) wrong++;
+  peakLeftovers = Math.max(peakLeftovers, staging.leftovers);
 }
 const sorted = [...ms].sort((a, b) => a - b);
 const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
@@ -46,8 +51,10 @@ const result = {
   max: sorted.at(-1)!,
   over1ms: ms.filter((v) => v > 1).length,
   over2ms: ms.filter((v) => v > 2).length,
-  stagingCreated: client.server.stream(0).staging.created,
-  specFallbacks: client.server.stream(0).staging.fallbacks,
+  stagingCreated: staging.created,
+  specFallbacks: staging.fallbacks,
+  peakLeftovers,
+  reuse: staging.reuseCooling,
   slowRounds: ms.map((v, i) => [i, v] as const).filter(([, v]) => v > 2).map(([i, v]) => `#${i}:${v.toFixed(1)}`).join(
     " ",
   ),
@@ -62,6 +69,6 @@ else {
       f(result.p90)
     }, p99 ${f(result.p99)}, max ${
       f(result.max)
-    }; ${result.over1ms} over 1 ms, ${result.over2ms} over 2 ms; ${result.stagingCreated} staging buffers created, ${result.specFallbacks} reads on the spec path; ${wrong} wrong; over 2 ms: ${result.slowRounds}`,
+    }; ${result.over1ms} over 1 ms, ${result.over2ms} over 2 ms; ${result.stagingCreated} staging buffers created (reuse ${result.reuse}), ${result.specFallbacks} reads on the spec path, at most ${result.peakLeftovers} leftover maps pending; ${wrong} wrong; over 2 ms: ${result.slowRounds}`,
   );
 }

@@ -15,6 +15,12 @@
  *   written on the device and copied into a primed staging buffer, then read
  *   early and compared byte for byte; any mismatch or exception turns fast
  *   reads off with a warning saying why;
+ * - a third round copies into the first buffer again while the leftover of
+ *   its early map is pending, under a validation error scope, and reads it
+ *   early: when every byte matches and no error is raised, staging buffers
+ *   are reused without waiting for their leftovers (`reuse`), so a steady loop
+ *   of reads needs a few buffers and never waits; otherwise each buffer rests
+ *   until its leftover settles, as before;
  * - at run time, an early range that cannot be read turns them off for the
  *   device (with a warning) and the read is redone through the spec path.
  *
@@ -31,6 +37,7 @@ const CANARY = 1024;
 /** Whether a device's read-backs map early, and why not when they do not. */
 export class FastReads {
   #active = false;
+  #reuse = false;
   #reason = "not requested (the default is the spec path: each read waits for Deno's mapAsync)";
   #warn: (message: string) => void;
 
@@ -46,6 +53,14 @@ export class FastReads {
   /** True while read-backs map early. */
   get active(): boolean {
     return this.#active;
+  }
+
+  /**
+   * True when a staging buffer may be mapped early again before the leftover
+   * of its last early map settles (the self-test's third round passed).
+   */
+  get reuse(): boolean {
+    return this.#active && this.#reuse;
   }
 
   /** Why fast reads are off (or, while on, what verified them). */
@@ -67,13 +82,18 @@ export class FastReads {
       this.#off(`early maps were verified on Deno 2.9.x only, and this is Deno ${deno}`);
       return;
     }
-    const failure = await selfTest(device);
+    const { failure, reuse } = await selfTest(device);
     if (failure !== null) {
       this.#off(`the self-test failed: ${failure}`);
       return;
     }
     this.#active = true;
-    this.#reason = `on: Deno ${deno}, self-test passed (canary bytes read early, byte for byte)`;
+    this.#reuse = reuse === null;
+    this.#reason = `on: Deno ${deno}, self-test passed (canary bytes read early, byte for byte); ${
+      reuse === null
+        ? "staging buffers are reused before their leftover maps settle (verified)"
+        : `staging buffers rest until their leftover maps settle (reuse failed: ${reuse})`
+    }`;
   }
 
   /**
@@ -95,41 +115,76 @@ export class FastReads {
 
 /**
  * Reads canary bytes through two primed staging buffers early, one round
- * each, after writing them on the device.
+ * each, after writing them on the device; then through the first buffer
+ * again while its leftover map is pending (the reuse check).
  *
- * @returns Null when every byte matched, else what went wrong.
+ * @returns `failure`: null when every byte of the first two rounds matched,
+ * else what went wrong; `reuse`: null when the third round read right with
+ * no validation error, else what went wrong.
  */
-async function selfTest(device: GPUDevice): Promise<string | null> {
+async function selfTest(device: GPUDevice): Promise<{ failure: string | null; reuse: string | null }> {
   const src = device.createBuffer({
     label: "fast reads self-test source",
     size: CANARY,
     usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
   });
   const staging = [0, 1].map((i) => new ReadbackBuffer(device, CANARY, `fast reads self-test readback ${i}`));
+  /** Writes round `round`'s canary, copies it into `b`, maps `b` early and compares; null when it matched. */
+  const round = (b: ReadbackBuffer, round: number): string | null => {
+    const canary = Uint8Array.from({ length: CANARY }, (_, i) => (i * 31 + round * 97 + 7) & 255);
+    device.queue.writeBuffer(src, 0, canary);
+    const encoder = device.createCommandEncoder({ label: "fast reads self-test" });
+    encoder.copyBufferToBuffer(src, 0, b.buffer, 0, CANARY);
+    device.queue.submit([encoder.finish()]);
+    if (b.map(CANARY, true) !== null) return "a primed staging buffer was not mapped early";
+    const got = new Uint8Array(b.buffer.getMappedRange(0, CANARY).slice(0));
+    b.unmap();
+    const at = got.findIndex((v, i) => v !== canary[i]);
+    return got.length !== CANARY || at >= 0
+      ? `round ${round + 1}: byte ${at} read ${got[at]}, expected ${canary[at]}`
+      : null;
+  };
   try {
     // Prime: one awaited map cycle each (an early map of a buffer never mapped panics Deno).
     await Promise.all(staging.map((b) => b.map(CANARY, false)));
     for (const b of staging) b.unmap();
-    for (let round = 0; round < 2; round++) {
-      const canary = Uint8Array.from({ length: CANARY }, (_, i) => (i * 31 + round * 97 + 7) & 255);
-      device.queue.writeBuffer(src, 0, canary);
-      const encoder = device.createCommandEncoder({ label: "fast reads self-test" });
-      encoder.copyBufferToBuffer(src, 0, staging[round]!.buffer, 0, CANARY);
-      device.queue.submit([encoder.finish()]);
-      const b = staging[round]!;
-      if (b.map(CANARY, true) !== null) return "a primed staging buffer was not mapped early";
-      const got = new Uint8Array(b.buffer.getMappedRange(0, CANARY).slice(0));
-      b.unmap();
-      const at = got.findIndex((v, i) => v !== canary[i]);
-      if (got.length !== CANARY || at >= 0) {
-        return `round ${round + 1}: byte ${at} read ${got[at]}, expected ${canary[at]}`;
-      }
+    for (let r = 0; r < 2; r++) {
+      const failure = round(staging[r]!, r);
+      if (failure !== null) return { failure, reuse: "not tried" };
     }
-    return null;
+    return { failure: null, reuse: await reuseCheck(device, staging[0]!, (b) => round(b, 2)) };
   } catch (e) {
-    return `it threw ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`;
+    return { failure: `it threw ${describe(e)}`, reuse: "not tried" };
   } finally {
     src.destroy();
-    for (const b of staging) b.destroy(); // each when its early map settles
+    for (const b of staging) b.destroy(); // each when its early maps settle
   }
+}
+
+/**
+ * The reuse check: one more round through `first` while the leftover of its
+ * early map is pending (it settles ~10 ms after that map), under a
+ * validation error scope.
+ *
+ * @returns Null when the round read right with no validation error, else what went wrong.
+ */
+async function reuseCheck(
+  device: GPUDevice,
+  first: ReadbackBuffer,
+  round: (b: ReadbackBuffer) => string | null,
+): Promise<string | null> {
+  if (!first.cooling) return "its leftover had settled already: nothing was checked";
+  try {
+    first.reuse = true;
+    device.pushErrorScope("validation");
+    const wrong = round(first);
+    const error = await device.popErrorScope();
+    return wrong ?? (error === null ? null : `a validation error: ${error.message}`);
+  } catch (e) {
+    return `it threw ${describe(e)}`;
+  }
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }

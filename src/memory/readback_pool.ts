@@ -9,21 +9,25 @@
  *   `getMappedRange` does not check the map state, so the bytes can be read
  *   at once. Only a buffer that has been through one awaited map cycle may be
  *   mapped early (Deno panics on a buffer never mapped). The promise left
- *   over by an early map is observed, the buffer is not mapped again (nor
- *   destroyed) before it settles, and it is "cooling" until then.
+ *   over by an early map is observed and settles ~10 ms later.
+ *
+ * Where the fast-read self-test verified it (`reuseCooling`), a buffer is
+ * lent and mapped early again while its leftover is pending: a steady loop of
+ * reads reuses a few buffers and never waits. Elsewhere a buffer is "cooling"
+ * until its leftover settles and is not lent meanwhile; then a class grows
+ * (doubles, within what it keeps) as soon as three quarters of its idle
+ * buffers are found cooling, and a read that finds none ready takes the spec
+ * path (11 ms).
+ *
+ * Either way leftovers settle only when the event loop waits for something,
+ * which a loop of fast reads never does: `turn` says when a read should let
+ * it (see `parkTurn`).
  *
  * Sizes are classes of four per doubling from 256 B (a buffer at most 19%
  * larger than asked; one exactly as large above `maxBufferSize`'s classes).
  * Idle buffers are kept per class up to 16 MiB of them (4 to 1,024 buffers;
- * one from 64 MiB): fast reads rotate through many small buffers while each
- * cools (a read every 40 µs keeps ~300 of them busy).
- *
- * A read that finds no buffer ready to map early takes the spec path (11 ms),
- * so fast reads keep a stock ahead of demand: the classes small reads and
- * syncs use are primed when fast reads start (`stock`), and a class grows
- * (doubles, within what it keeps) as soon as three quarters of its idle
- * buffers are found cooling, before it runs out; its new buffers are primed while the
- * rest cover the ~11 ms a priming takes.
+ * one from 64 MiB). The classes small reads and syncs use are primed when
+ * fast reads start (`stock`).
  *
  * @module
  */
@@ -36,6 +40,8 @@ const MiB = 1024 * 1024;
 export const MIN_CLASS = 256;
 /** Idle bytes kept per class. */
 const KEEP_BYTES = 16 * MiB;
+/** Pending leftovers past which `turn` waits for a timer (each is a pending Deno op holding a timer). */
+const MAX_LEFTOVERS = 512;
 /** Milliseconds a priming takes (an awaited map: Deno's fixed 10 ms wait, rounded up), with a margin. */
 const PRIMING_MS = 15;
 
@@ -48,6 +54,14 @@ export function readbackClass(size: number, max: number): number {
   return cls > max ? alignUp(size, 4) : cls;
 }
 
+/** One early map whose leftover promise has not settled yet (see `ReadbackPool.turn`). */
+export interface Leftover {
+  /** `performance.now()` of the early map. */
+  readonly at: number;
+  /** True once its promise has settled. */
+  settled: boolean;
+}
+
 /** One `MAP_READ | COPY_DST` buffer lent for read-backs. */
 export class ReadbackBuffer {
   /** The buffer. */
@@ -55,13 +69,21 @@ export class ReadbackBuffer {
   /** Its size, in bytes. */
   readonly size: number;
   #primed = false;
-  #leftover: Promise<void> | null = null;
+  /** Maps of it whose promise has not settled (early maps' leftovers, or its priming). */
+  #pending = 0;
+  /** Resolvers of `settled()` calls, run when `#pending` drops to 0. */
+  #waiters: (() => void)[] = [];
   #early = false;
   #doomed = false;
-  /** `performance.now()` of its latest early map. */
-  mappedAt = 0;
   /** Told of every early map (its pool watches how long leftovers stay pending). */
-  onEarlyMap: ((b: ReadbackBuffer) => void) | null = null;
+  onEarlyMap: ((leftover: Leftover) => void) | null = null;
+  /** Told when the leftover of an early map settles. */
+  onLeftoverSettled: (() => void) | null = null;
+  /**
+   * Whether it may be mapped early again while an earlier map's leftover is
+   * pending (verified safe by the fast-read self-test; see `ReadbackPool.reuseCooling`).
+   */
+  reuse = false;
 
   /**
    * Creates the instance.
@@ -80,45 +102,47 @@ export class ReadbackBuffer {
     return this.#primed;
   }
 
-  /** True while the promise of its last early map is pending: it may not be mapped or destroyed yet. */
+  /** True while the promise of a map of it is pending (an early map's leftover, or its priming). */
   get cooling(): boolean {
-    return this.#leftover !== null;
+    return this.#pending > 0;
   }
 
-  /** True when its current mapping was made early (its promise has not settled). */
+  /** True when its current mapping was made early (from the early map until `unmap`). */
   get mappedEarly(): boolean {
     return this.#early;
   }
 
   /**
-   * Maps bytes `[0, bytes)` for reading. With `early` on a primed buffer that
-   * is not cooling, the mapping is complete when this returns (null); else
-   * the returned promise settles when it is (the spec path, which primes it).
+   * Maps bytes `[0, bytes)` for reading. With `early` on a primed buffer (not
+   * cooling, unless `reuse`), the mapping is complete when this returns
+   * (null); else the returned promise settles when it is (the spec path,
+   * which primes it).
    *
    * @param bytes Bytes to map (a multiple of 4).
    * @param early Map early when the buffer allows it.
    * @returns Null when mapped early, else the awaited map.
    */
   map(bytes: number, early: boolean): Promise<void> | null {
-    if (early && this.#primed && this.#leftover === null) {
+    if (early && this.#primed && (this.#pending === 0 || (this.reuse && this.#early === false))) {
+      const leftover: Leftover = { at: performance.now(), settled: false };
       const settle = () => {
-        this.#leftover = null;
-        this.#early = false;
-        if (this.#doomed) this.buffer.destroy();
+        leftover.settled = true;
+        this.onLeftoverSettled?.();
+        this.#settleOne();
       };
+      this.#pending++;
       // Observed, never awaited by the read: it settles ~10 ms later, and a rejection (device loss) is not unhandled.
-      this.#leftover = this.buffer.mapAsync(GPUMapMode.READ, 0, bytes).then(settle, settle);
+      this.buffer.mapAsync(GPUMapMode.READ, 0, bytes).then(settle, settle);
       this.#early = true;
-      this.mappedAt = performance.now();
-      this.onEarlyMap?.(this);
+      this.onEarlyMap?.(leftover);
       return null;
     }
     const prime = () => {
       this.#primed = true;
     };
-    if (this.#leftover === null) return this.buffer.mapAsync(GPUMapMode.READ, 0, bytes).then(prime);
-    // Ordered after the leftover of an early map (the pool never lends a cooling buffer; this is a safety net).
-    return this.#leftover.then(() => this.buffer.mapAsync(GPUMapMode.READ, 0, bytes)).then(prime);
+    if (this.#pending === 0) return this.buffer.mapAsync(GPUMapMode.READ, 0, bytes).then(prime);
+    // Ordered after the leftovers of early maps (the pool never lends a cooling buffer for this; a safety net).
+    return this.settled().then(() => this.buffer.mapAsync(GPUMapMode.READ, 0, bytes)).then(prime);
   }
 
   /**
@@ -126,30 +150,38 @@ export class ReadbackBuffer {
    * is cooling (not lent) until then.
    */
   prime(): void {
-    if (this.#primed || this.#leftover !== null) return;
-    const done = () => {
-      this.#leftover = null;
-      if (this.#doomed) this.buffer.destroy();
-    };
-    this.#leftover = this.buffer.mapAsync(GPUMapMode.READ).then(() => {
+    if (this.#primed || this.#pending > 0) return;
+    this.#pending++;
+    const done = () => this.#settleOne();
+    this.buffer.mapAsync(GPUMapMode.READ).then(() => {
       this.buffer.unmap();
       this.#primed = true;
     }).then(done, done);
   }
 
-  /** Settles when the leftover of an early map has (at once when there is none). */
+  #settleOne(): void {
+    if (--this.#pending > 0) return;
+    if (this.#doomed) this.buffer.destroy();
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Settles when every pending map of it has (at once when none is). */
   settled(): Promise<void> {
-    return this.#leftover ?? Promise.resolve();
+    if (this.#pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
   /** Unmaps it (its mapped ranges are detached). */
   unmap(): void {
     this.buffer.unmap();
+    this.#early = false;
   }
 
-  /** Destroys it, at once or when its leftover map settles. */
+  /** Destroys it, at once or when its pending maps settle. */
   destroy(): void {
-    if (this.#leftover !== null) this.#doomed = true;
+    if (this.#pending > 0) this.#doomed = true;
     else this.buffer.destroy();
   }
 }
@@ -166,12 +198,22 @@ export class ReadbackPool {
   #growAfter = new Map<number, number>();
   /** Buffers to create and prime per class (fast reads found every one cooling). */
   #wanted = new Map<number, number>();
-  /** Buffers mapped early, oldest first, from `#head` on (settled ones are dropped as found). */
-  #early: ReadbackBuffer[] = [];
+  /** Leftovers of early maps, oldest first, from `#head` on (settled ones are dropped as found). */
+  #early: Leftover[] = [];
   #head = 0;
-  #onEarlyMap = (b: ReadbackBuffer): void => {
-    this.#early.push(b);
+  #onEarlyMap = (leftover: Leftover): void => {
+    this.#early.push(leftover);
+    this.#leftovers++;
   };
+  #onLeftoverSettled = (): void => {
+    this.#leftovers--;
+  };
+  /** Early maps whose leftover has not settled. */
+  #leftovers = 0;
+  /** Whether a buffer may be mapped early again before its leftover settles (see `reuseCooling`). */
+  #reuse = false;
+  /** `performance.now()` of the last turn `turn` asked for. */
+  #turnAt = 0;
   #created = 0;
   #fallbacks = 0;
 
@@ -197,6 +239,25 @@ export class ReadbackPool {
     return this.#fallbacks;
   }
 
+  /**
+   * Whether fast reads map a primed buffer early again while the leftover of
+   * its last early map is pending (set when the fast-read self-test verified
+   * that this reads the right bytes on this Deno and driver). Then a steady
+   * loop of reads reuses a few buffers, and no read waits for a leftover.
+   */
+  get reuseCooling(): boolean {
+    return this.#reuse;
+  }
+  set reuseCooling(on: boolean) {
+    this.#reuse = on;
+    for (const list of this.#free.values()) for (const b of list) b.reuse = on;
+  }
+
+  /** Early maps whose leftover promise has not settled yet. */
+  get leftovers(): number {
+    return this.#leftovers;
+  }
+
   /** Bytes held by idle buffers. */
   get heldBytes(): number {
     let n = 0;
@@ -211,9 +272,11 @@ export class ReadbackPool {
 
   /**
    * Lends an unmapped buffer of at least `size` bytes. With `early`, one that
-   * can be mapped early is preferred (primed, not cooling), of its class or
-   * of one of the next eight (up to 4x the size); a cooling buffer is never
-   * lent (a submit that writes one fails validation: "still mapped").
+   * can be mapped early is preferred (primed; not cooling, unless
+   * `reuseCooling`), of its class or of one of the next eight (up to 4x the
+   * size). Without `reuseCooling`, a cooling buffer is never lent: a Deno or
+   * driver the self-test did not verify may not take a copy into it before
+   * its leftover map settles.
    *
    * @param size Bytes needed.
    * @param early Prefer a buffer that can be mapped early.
@@ -222,9 +285,11 @@ export class ReadbackPool {
   acquire(size: number, early = false): ReadbackBuffer {
     const cls = this.classOf(size);
     const list = this.#free.get(cls);
-    const idle = list === undefined ? -1 : findFree(list, false);
+    const idle = list === undefined ? -1 : findFree(list, false, false);
     if (!early) return idle >= 0 ? list!.splice(idle, 1)[0]! : this.#create(cls);
-    const ready = list === undefined ? -1 : findFree(list, true);
+    const reuse = this.#reuse;
+    const ready = list === undefined ? -1 : findFree(list, true, reuse);
+    if (ready >= 0 && reuse) return list!.splice(ready, 1)[0]!;
     if (ready >= 0) {
       // Three quarters of the class's idle buffers cooling (those past `ready`): grow it now, before it runs
       // out (once per priming: buffers being primed count as cooling until their map settles).
@@ -242,11 +307,10 @@ export class ReadbackPool {
     for (let k = 0; k < 8; k++) {
       up = this.classOf(up + 1);
       const l = this.#free.get(up);
-      const i = l === undefined ? -1 : findFree(l, true);
+      const i = l === undefined ? -1 : findFree(l, true, reuse);
       if (i >= 0) return l!.splice(i, 1)[0]!;
     }
-    // Fast reads found no buffer ready to map early: this read takes the spec path, and more are primed. A
-    // cooling buffer is never lent: Deno reports it "still mapped" to a submit until its leftover map settles.
+    // Fast reads found no buffer ready to map early: this read takes the spec path, and more are primed.
     this.#want(cls);
     this.#fallbacks++;
     return idle >= 0 ? list!.splice(idle, 1)[0]! : this.#create(cls);
@@ -307,26 +371,41 @@ export class ReadbackPool {
       `${this.#label} readback ${formatBytesExact(cls)} #${this.#created}`,
     );
     b.onEarlyMap = this.#onEarlyMap;
+    b.onLeftoverSettled = this.#onLeftoverSettled;
+    b.reuse = this.#reuse;
     return b;
   }
 
   /**
-   * True when a buffer mapped early at least `ms` ago is still cooling. Its
-   * leftover map has long finished in Deno, but its promise settles only when
-   * the event loop turns, and a loop of fast reads awaits nothing but
-   * microtasks: the caller should let one macrotask pass, or every buffer
-   * ends up cooling and reads fall back to the spec path.
+   * A turn of the event loop for the caller to await before it settles its
+   * read, or null when none is due. A leftover map's promise settles only
+   * when the event loop turns, and a loop of fast reads awaits nothing but
+   * microtasks, so without turns leftovers pile up (and, without
+   * `reuseCooling`, every buffer ends up cooling and reads fall back to the
+   * spec path).
    *
-   * @param ms Age, in milliseconds. @default 25
+   * - With `reuseCooling`, reads never wait for a leftover; turns only keep
+   *   leftovers from piling up. Once one is 15 ms old, a light turn
+   *   (`parkTurn`, ~0.1–0.3 ms), at most one per 10 ms, settles many of
+   *   them; past 512 pending, a timer turn (`timerTurn`, 1–2 ms) settles every
+   *   expired one.
+   * - Without it, a timer turn once a leftover is 12 ms old (Deno settles it
+   *   after ~11 ms): the buffers come back before the pool runs out.
    */
-  overdue(ms = 12): boolean {
+  turn(): Promise<void> | null {
     const early = this.#early;
-    while (this.#head < early.length && !early[this.#head]!.cooling) this.#head++;
+    while (this.#head < early.length && early[this.#head]!.settled) this.#head++;
     if (this.#head > 1024 && this.#head * 2 > early.length) {
       early.splice(0, this.#head);
       this.#head = 0;
     }
-    return this.#head < early.length && performance.now() - early[this.#head]!.mappedAt >= ms;
+    if (this.#head >= early.length) return null;
+    const now = performance.now();
+    const age = now - early[this.#head]!.at;
+    if (!this.#reuse) return age >= 12 ? timerTurn() : null;
+    if (age < 15 || now - this.#turnAt < 10) return null;
+    this.#turnAt = now;
+    return this.#leftovers > MAX_LEFTOVERS ? timerTurn() : parkTurn();
   }
 
   #destroy(b: ReadbackBuffer): void {
@@ -351,7 +430,8 @@ export class ReadbackPool {
       if (wait !== null) await wait;
       probe.unmap();
       this.release(probe);
-      if (this.overdue()) await macrotask();
+      const turn = this.turn();
+      if (turn !== null) await turn;
     } catch (e) {
       this.discard(probe);
       throw e;
@@ -388,46 +468,37 @@ export class ReadbackPool {
   }
 }
 
-/** Index of the last buffer of `list` that is not cooling (and primed, with `primed`), or -1. */
-function findFree(list: readonly ReadbackBuffer[], primed: boolean): number {
+/**
+ * Index of the last buffer of `list` that is not cooling (and primed, with
+ * `primed`; cooling or not, with `cooling`, which only primed buffers may be), or -1.
+ */
+function findFree(list: readonly ReadbackBuffer[], primed: boolean, cooling: boolean): number {
   for (let i = list.length - 1; i >= 0; i--) {
     const b = list[i]!;
-    if (!b.cooling && (!primed || b.primed)) return i;
+    if ((cooling || !b.cooling) && (!primed || b.primed)) return i;
   }
   return -1;
 }
 
-let turns: MessageChannel | null = null;
-const turned: (() => void)[] = [];
+const PARK_BYTES = new Uint8Array(4);
+const nothing = (): void => {};
 
 /**
- * The channel `macrotask` posts to itself through: open only while a turn is
- * awaited (a listening port keeps the process alive), closed once none is.
+ * A light turn of the event loop: a 4-byte SHA-1 digest, which Deno computes
+ * on its blocking thread pool, so the event loop waits for it (no permission
+ * needed). Deno notices an expired 10 ms sleep of a leftover map only when
+ * its event loop waits; a message posted to itself is delivered without
+ * waiting and settled none of 100 expired leftovers in three turns. This
+ * turn settles them often, not always (measured on llvmpipe: a steady loop
+ * with one such turn per 10 ms peaked at ~900 pending leftovers).
  */
-function channel(): MessageChannel {
-  if (turns === null) {
-    const c = turns = new MessageChannel();
-    c.port1.onmessage = () => {
-      turned.shift()?.();
-      if (turned.length === 0) {
-        c.port1.close();
-        if (turns === c) turns = null;
-      }
-    };
-  }
-  return turns;
+export function parkTurn(): Promise<void> {
+  return crypto.subtle.digest("SHA-1", PARK_BYTES).then(nothing);
 }
 
-/**
- * Resolves after one turn of the event loop (settled leftover maps then run
- * their reactions): a message to itself, which takes tens of µs where
- * `setTimeout(0)` takes 1–4 ms (a fast read's whole round trip is ~0.1 ms).
- */
-export function macrotask(): Promise<void> {
-  return new Promise((resolve) => {
-    turned.push(resolve);
-    channel().port2.postMessage(null);
-  });
+/** A turn that waits for a timer (1–2 ms): it settles every expired leftover. */
+export function timerTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** Idle buffers kept of a class. */

@@ -61,11 +61,16 @@ export class Stream implements QueueHost {
   /**
    * Primes read staging buffers for fast reads (small reads' and syncs'
    * classes), so that a loop of reads finds them ready from its first read;
-   * when fast reads turn on, and for every stream made after.
+   * when fast reads turn on, and for every stream made after. Where the
+   * self-test verified reuse, a few per class do; else enough to cover the
+   * ~11 ms each rests after a read.
+   *
+   * @param reuse Whether staging buffers are reused before their leftover maps settle.
    */
-  stockStaging(): void {
-    this.staging.stock([SEGMENT_MIN_EARLY], 128);
-    this.staging.stock([MIN_CLASS], 64);
+  stockStaging(reuse: boolean): void {
+    this.staging.reuseCooling = reuse;
+    this.staging.stock([SEGMENT_MIN_EARLY], reuse ? 8 : 128);
+    this.staging.stock([MIN_CLASS], reuse ? 8 : 64);
   }
   /** Number of submits so far; work encoded now belongs to batch `epoch`. */
   epoch = 0;
@@ -136,7 +141,7 @@ export class Stream implements QueueHost {
       label: this.label,
       maxBufferSize: s.maxBufferSize,
     });
-    if (parts.ctx.fastReads.active) this.stockStaging();
+    if (parts.ctx.fastReads.active) this.stockStaging(parts.ctx.fastReads.reuse);
     this.#reader = new StreamReader(this, parts.ctx);
     this.queue = new CommandQueue(parts.ctx, this, this.#arena);
     const ctx = parts.ctx;

@@ -24,7 +24,7 @@
 import { alignUp } from "../_util/align.ts";
 import { type DeviceLostError, ServerUnhealthyError } from "../errors.ts";
 import type { ManagedMemory, Slice } from "../contract/managed_memory.ts";
-import { macrotask, type ReadbackBuffer } from "../memory/readback_pool.ts";
+import type { ReadbackBuffer } from "../memory/readback_pool.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { ReaderHost } from "./_stream_parts.ts";
 
@@ -212,7 +212,8 @@ export class StreamReader {
       }
       segments.length = 0;
       // Fast reads awaited in a loop never let the event loop turn, so leftover maps could not settle: let it.
-      if (ctx.fastReads.active && stream.staging.overdue()) await macrotask();
+      const turn = ctx.fastReads.active ? stream.staging.turn() : null;
+      if (turn !== null) await turn;
       requests.forEach((r, i) => out === null ? r.reject(failure) : r.resolve(out[i]!));
     } catch (cause) {
       // The device went away, or the client was destroyed, part way: every read still
