@@ -19,6 +19,9 @@ for f in fast_reads_tail _tail_self fast_reads_tail; do timeout $(left 15) deno 
 echo "== known issue: several Workers with devices, exit ($(( $(date +%s) - S )) s)" >> $log
 DENOGPU_KNOWN_ISSUES=1 DENOGPU_KNOWN_ISSUE_RUNS=24 timeout $(left 100) deno test -A --no-check \
   tests/known_issues/worker_devices_exit_hang_test.ts 2>&1 | grep -E "hung|ok|FAILED|passed|error" | head -12 >> $log
+echo "-- the repro with EXIT=1 (Deno.exit(0) once every Worker is done), backend unset, 24 runs" >> $log
+hung=0; for b in 1 2 3; do for i in 1 2 3 4 5 6 7 8; do ( out=$(EXIT=1 WORKERS=3 timeout 15 deno run --no-check --allow-read --allow-env tests/known_issues/worker_devices_exit_hang_repro.ts 2>&1); rc=$?; [ $rc = 0 ] && echo "$out" | grep -q done || echo "rc $rc" ) & done; wait; done > /tmp/exit1.txt 2>&1
+echo "not clean: $(grep -c rc /tmp/exit1.txt) of 24 ($(sort /tmp/exit1.txt | uniq -c | tr '\n' ' '))" >> $log
 echo "== exit runs, DENO_WEBGPU_BACKEND=vulkan ($(( $(date +%s) - S )) s)" >> $log
 DENO_WEBGPU_BACKEND=vulkan RUNS=50 JOBS=12 LIMIT=40 OUT=/tmp/exitv timeout $(left 130) bash bench/exit_runs.sh > $OUT/exitv.txt 2>&1 &
 pv=$!

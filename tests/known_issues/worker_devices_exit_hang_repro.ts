@@ -3,7 +3,8 @@
  * Workers (default 3) each request a WebGPU device, map a 4 MiB buffer,
  * destroy the device (unless `DESTROY=0`), post "done" and close themselves;
  * the main thread prints "done" once every Worker has said so, and the
- * process should then exit. On an NVIDIA H100 (driver 580.159.04, Deno 2.9.6,
+ * process should then exit (with `EXIT=1`, the main thread calls
+ * `Deno.exit(0)` right after). On an NVIDIA H100 (driver 580.159.04, Deno 2.9.6,
  * `DENO_WEBGPU_BACKEND` unset) 4 of 16 such processes never exited: their
  * Worker threads sat in `futex_wait` and `rt_mutex_schedule` with two devices'
  * driver threads alive. One Worker, or Workers that only request an adapter,
@@ -37,4 +38,5 @@ if (typeof WorkerGlobalScope !== "undefined") {
   const workers = Array.from({ length: n }, () => new Worker(import.meta.url, { type: "module", name }));
   await Promise.all(workers.map((w) => new Promise((done) => w.onmessage = done)));
   console.log("done");
+  if (Deno.env.get("EXIT") === "1") Deno.exit(0);
 }
