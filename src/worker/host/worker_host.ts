@@ -206,8 +206,11 @@ export class WorkerHost {
   }
 
   /**
-   * Lets the worker's event loop turn once (device waits, messages): a
-   * message to itself, which takes tens of µs where `setTimeout(0)` takes 1–4 ms.
+   * Lets the worker's event loop turn once between time slices (messages and
+   * settled promises): a message to itself, which takes tens of µs where
+   * `setTimeout(0)` takes 1–4 ms. It does not make the loop wait, so a device
+   * wait's 10 ms sleep is noticed once the ring empties and the loop waits for
+   * records (see `parkTurn` in `memory/readback_pool.ts`).
    */
   #yield(): Promise<void> {
     return new Promise((resolve) => {
