@@ -56,10 +56,12 @@ function period(size: number): number {
  * again, so steady loops keep theirs): on the churn of issue 18 over 40
  * seeds that ends at 1.06× the peak live bytes (median) against 1.13× at a
  * fixed 1,000, for about 6 more `createBuffer` calls per 10,000 operations
- * (`tests/memory/churn_ratio_test.ts`). Every rung compacts (issue 33.5):
- * the pools move live slices to pack their pages, which ends that churn
- * within 1.15× on every seed (1.13–1.14× the worst of 20 and 40 seeds, 1.04–1.05×
- * the median) where the sliced pools alone end at up to 1.26×.
+ * (`tests/memory/churn_ratio_test.ts`). With `compaction: true` on every
+ * rung (issue 33.5; not the default yet) the pools move live slices to pack
+ * their pages: on the software adapter that churn then ends at 1.14× the worst
+ * of 40 seeds it was not tuned on and 1.16× the worst of the 20 it was
+ * (1.04–1.07× the median), where the sliced pools alone end at up to 1.19×
+ * and 1.26× (`bench/churn.ts`).
  */
 const COMPACT_RUNGS: readonly (readonly [page: number, maxSlice: number, idle: number])[] = [
   [1 * MiB, 64 * 1024, 200],
