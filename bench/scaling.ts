@@ -69,41 +69,10 @@ console.log(
 );
 
 const series: Record<string, ScalingSeries> = {};
-const report = (name: string, s: ScalingSeries, since: number) => {
-  s.growth = growthOf(s);
-  series[name] = s;
-  console.log(`\n${formatSeries(name, s)}\n  (${((performance.now() - since) / 1000).toFixed(1)} s)`);
-};
-const host: HostContext = { client, device, quick };
-const io: IoContext = { client, device, quick, maxBytes };
-let t = performance.now();
-if (wants("launch_bindings")) report("launch_bindings", await launchBindings(host), t);
-t = performance.now();
-if (wants("launch_info")) report("launch_info", await launchInfo(host), t);
-t = performance.now();
-if (wants("alloc")) report("alloc", alloc(host), t);
-t = performance.now();
-if (wants("replay")) report("replay", await replay(host), t);
-t = performance.now();
-if (wants("write") || wants("read")) {
-  const got = await transfers(io, { write: wants("write"), read: wants("read") });
-  if (got.write) report("write", got.write, t);
-  if (got.read) report("read", got.read, t);
-}
-t = performance.now();
-if (wants("allreduce")) {
-  for (const [name, s] of Object.entries(await allReduce(io, [2, 4]))) report(name, s, t);
-}
-await client.sync();
-
-const seconds = (performance.now() - started) / 1000;
-const flagged = Object.entries(series).filter(([, s]) => s.growth?.verdict === "superlinear").map(([n]) => n);
-console.log(
-  `\ngrowth: ${flagged.length === 0 ? "no series grows worse than linear" : `superlinear: ${flagged.join(", ")}`}`,
-);
-console.log(`done in ${seconds.toFixed(1)} s`);
 const out = env("OUT");
-if (out) {
+/** Writes `OUT/scaling.json` with the series so far (after each one, so a run cut short keeps what it measured). */
+const save = async (final: boolean) => {
+  if (!out) return;
   const knobs: Record<string, string> = {};
   for (const k of ["SERIES", "MAX_BYTES", "QUICK", "LP_NUM_THREADS", "GLIBC_TUNABLES"]) {
     const v = env(k);
@@ -114,13 +83,48 @@ if (out) {
     fallback: identity.isFallbackAdapter,
     deno: Deno.version.deno,
     date: new Date().toISOString(),
-    seconds,
+    seconds: (performance.now() - started) / 1000,
     knobs,
     series,
   };
   await Deno.mkdir(out, { recursive: true });
   await Deno.writeTextFile(`${out}/scaling.json`, JSON.stringify(file, null, 2) + "\n");
-  console.log(`wrote ${out}/scaling.json`);
+  if (final) console.log(`wrote ${out}/scaling.json`);
+};
+const report = async (name: string, s: ScalingSeries, since: number) => {
+  s.growth = growthOf(s);
+  series[name] = s;
+  console.log(`\n${formatSeries(name, s)}\n  (${((performance.now() - since) / 1000).toFixed(1)} s)`);
+  await save(false);
+};
+const host: HostContext = { client, device, quick };
+const io: IoContext = { client, device, quick, maxBytes };
+let t = performance.now();
+if (wants("launch_bindings")) await report("launch_bindings", await launchBindings(host), t);
+t = performance.now();
+if (wants("launch_info")) await report("launch_info", await launchInfo(host), t);
+t = performance.now();
+if (wants("alloc")) await report("alloc", alloc(host), t);
+t = performance.now();
+if (wants("replay")) await report("replay", await replay(host), t);
+t = performance.now();
+if (wants("write") || wants("read")) {
+  const got = await transfers(io, { write: wants("write"), read: wants("read") });
+  if (got.write) await report("write", got.write, t);
+  if (got.read) await report("read", got.read, t);
 }
+t = performance.now();
+if (wants("allreduce")) {
+  for (const [name, s] of Object.entries(await allReduce(io, [2, 4]))) await report(name, s, t);
+}
+await client.sync();
+
+const seconds = (performance.now() - started) / 1000;
+const flagged = Object.entries(series).filter(([, s]) => s.growth?.verdict === "superlinear").map(([n]) => n);
+console.log(
+  `\ngrowth: ${flagged.length === 0 ? "no series grows worse than linear" : `superlinear: ${flagged.join(", ")}`}`,
+);
+console.log(`done in ${seconds.toFixed(1)} s`);
+await save(true);
 client.destroy();
 Deno.exit(0);
