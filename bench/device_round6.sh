@@ -41,5 +41,8 @@ for f in spec fast; do echo "-- $f"; grep -E "^(ok|FAILED) \||^rc " $OUT/test_$f
 echo "== A/B ($(( $(date +%s) - S )) s)" >> $log
 for t in self old; do OLD=.device/$t L=10 ROUNDS=20 timeout $(left 40) deno run --allow-env --allow-read bench/ab_trees.ts 2>&1 | tail -3 >> $log; done
 for t in self old; do OLD=.device/$t ROUNDS=20 timeout $(left 30) deno run --allow-env --allow-read bench/ab_worker_trees.ts 2>&1 | tail -1 >> $log; done
+echo "== figures, then torch, with what is left ($(( $(date +%s) - S )) s)" >> $log
+OUT=$OUT timeout $(left 70) deno run --allow-env --allow-read --allow-write bench/figures.ts >> $log 2>&1
+timeout $(left 40) python3 bench/torch_ref.py >> $log 2>&1
 echo "== done ($(( $(date +%s) - S )) s)" >> $log
 cat $log
