@@ -145,6 +145,44 @@ Deno.test("launches that overflow a small ring spill on the main thread and stil
   }
 });
 
+Deno.test("a read settles while the main thread keeps the worker busy with launches", async () => {
+  // The worker drains its ring in time slices; a turn between slices that never made its event loop wait left the
+  // read's map (Deno's 10 ms sleep) unseen for as long as launches kept coming: it never settled in 3 s.
+  const client = await createClient({ worker: true });
+  try {
+    const x = client.create(new Uint32Array(64));
+    const y = client.create(new Uint32Array(64).fill(7));
+    await client.read(x);
+    let settled = false;
+    const read = client.read(y, Uint32Array).then((v) => {
+      settled = true;
+      return v;
+    });
+    read.catch(() => {}); // if it never settles, the destroy below rejects it: the assertion says why
+    // A message to itself lets the reply in between bursts without the main thread ever pausing.
+    const turn = () =>
+      new Promise<void>((r) => {
+        const c = new MessageChannel();
+        c.port1.onmessage = () => {
+          c.port1.close();
+          r();
+        };
+        c.port2.postMessage(null);
+      });
+    const start = performance.now();
+    let launches = 0;
+    while (!settled && performance.now() - start < 2_000) {
+      for (let i = 0; i < 50; i++, launches++) client.launch(incKernel, [1], [x]);
+      await turn();
+    }
+    assert.ok(settled, `the read did not settle in 2 s while ${launches} launches streamed`);
+    assert.deepEqual([...await read], new Array(64).fill(7));
+    assert.equal((await client.read(x, Uint32Array))[0], launches);
+  } finally {
+    await end(client);
+  }
+});
+
 Deno.test("a kernel is sent to the worker once, however often and from however many streams it is launched", async () => {
   const client = await createClient({ worker: true });
   try {

@@ -22,6 +22,7 @@ import { LoopState, Op, opOf, slotsOf } from "../wire/ring_layout.ts";
 import { RecordRunner } from "./record_runner.ts";
 import { ownThreadId } from "../wire/thread_exit.ts";
 import { runCall } from "./worker_calls.ts";
+import { parkTurn } from "../../memory/readback_pool.ts";
 
 /** Posts a message to the main thread, moving `transfer`. */
 export type Post = (message: WorkerMessage, transfer?: Transferable[]) => void;
@@ -46,6 +47,8 @@ export class WorkerHost {
   #turned: () => void = () => {};
   /** Milliseconds spent running records, records run, and loop passes (the `stats` call). */
   #busy = 0;
+  /** Calls started and not yet answered (a read waiting for its map, say). */
+  #inFlight = 0;
   #records = 0;
   #drains = 0;
 
@@ -206,13 +209,15 @@ export class WorkerHost {
   }
 
   /**
-   * Lets the worker's event loop turn once between time slices (messages and
-   * settled promises): a message to itself, which takes tens of µs where
-   * `setTimeout(0)` takes 1–4 ms. It does not make the loop wait, so a device
-   * wait's 10 ms sleep is noticed once the ring empties and the loop waits for
-   * records (see `parkTurn` in `memory/readback_pool.ts`).
+   * Lets the worker's event loop turn once between time slices. With no call
+   * in flight, a message to itself (tens of µs, where `setTimeout(0)` takes
+   * 1–4 ms) lets messages in. With one in flight (a read waiting for its
+   * map), a turn that makes the loop wait (`parkTurn`, ~0.1–0.3 ms): Deno
+   * notices a device wait's 10 ms sleep only then, and a read issued while the
+   * main thread kept streaming launches never settled without it.
    */
   #yield(): Promise<void> {
+    if (this.#inFlight > 0) return parkTurn();
     return new Promise((resolve) => {
       this.#turned = resolve;
       this.#channel.port2.postMessage(null);
@@ -245,9 +250,16 @@ export class WorkerHost {
     } catch (e) {
       promise = Promise.reject(e);
     }
+    this.#inFlight++;
     promise.then(
-      (r) => this.#post({ type: "reply", id, ok: true, value: r.value, capture: state() }, r.transfer),
-      (e) => this.#post({ type: "reply", id, ok: false, error: encodeError(e), capture: state() }),
+      (r) => {
+        this.#inFlight--;
+        this.#post({ type: "reply", id, ok: true, value: r.value, capture: state() }, r.transfer);
+      },
+      (e) => {
+        this.#inFlight--;
+        this.#post({ type: "reply", id, ok: false, error: encodeError(e), capture: state() });
+      },
     );
   }
 
