@@ -41,7 +41,7 @@ export const MIN_CLASS = 256;
 /** Idle bytes kept per class. */
 const KEEP_BYTES = 16 * MiB;
 /** Pending leftovers past which `turn` waits for a timer (each is a pending Deno op holding a timer). */
-const MAX_LEFTOVERS = 512;
+const MAX_LEFTOVERS = 1024;
 /** Milliseconds a priming takes (an awaited map: Deno's fixed 10 ms wait, rounded up), with a margin. */
 const PRIMING_MS = 15;
 
@@ -379,33 +379,47 @@ export class ReadbackPool {
   /**
    * A turn of the event loop for the caller to await before it settles its
    * read, or null when none is due. A leftover map's promise settles only
-   * when the event loop turns, and a loop of fast reads awaits nothing but
-   * microtasks, so without turns leftovers pile up (and, without
+   * when the event loop turns and waits, and a loop of fast reads awaits
+   * nothing but microtasks, so without turns leftovers pile up (and, without
    * `reuseCooling`, every buffer ends up cooling and reads fall back to the
    * spec path).
    *
-   * - With `reuseCooling`, reads never wait for a leftover; turns only keep
-   *   leftovers from piling up. Once one is 15 ms old, a light turn
-   *   (`parkTurn`, ~0.1–0.3 ms), at most one per 10 ms, settles many of
-   *   them; past 512 pending, a timer turn (`timerTurn`, 1–2 ms) settles every
-   *   expired one.
-   * - Without it, a timer turn once a leftover is 12 ms old (Deno settles it
-   *   after ~11 ms): the buffers come back before the pool runs out.
+   * - With `reuseCooling`, reads never wait for a leftover; turns keep the
+   *   leftovers few, so that each turn settles a few dozen (settling one costs
+   *   a few µs). Once one is 12 ms old (Deno settles it after ~11 ms), at most
+   *   one turn per 5 ms: a light turn (`parkTurn`, ~0.1–0.2 ms), again up to
+   *   twice while the oldest is still pending; past 1,024 pending, a timer
+   *   turn (`timerTurn`, 1–2 ms).
+   * - Without it, a timer turn once a leftover is 12 ms old: the buffers come
+   *   back before the pool runs out.
    */
   turn(): Promise<void> | null {
+    const age = this.#oldestLeftover();
+    if (age < 12) return null;
+    if (!this.#reuse) return timerTurn();
+    const now = performance.now();
+    if (now - this.#turnAt < 5) return null;
+    this.#turnAt = now;
+    return this.#leftovers > MAX_LEFTOVERS ? timerTurn() : this.#settleLeftovers();
+  }
+
+  /** Light turns until the oldest leftover is younger than 12 ms, three at most. */
+  async #settleLeftovers(): Promise<void> {
+    for (let k = 0; k < 3; k++) {
+      await parkTurn();
+      if (this.#oldestLeftover() < 12) return;
+    }
+  }
+
+  /** Age in ms of the oldest leftover still pending (-1 when none is). */
+  #oldestLeftover(): number {
     const early = this.#early;
     while (this.#head < early.length && early[this.#head]!.settled) this.#head++;
     if (this.#head > 1024 && this.#head * 2 > early.length) {
       early.splice(0, this.#head);
       this.#head = 0;
     }
-    if (this.#head >= early.length) return null;
-    const now = performance.now();
-    const age = now - early[this.#head]!.at;
-    if (!this.#reuse) return age >= 12 ? timerTurn() : null;
-    if (age < 15 || now - this.#turnAt < 10) return null;
-    this.#turnAt = now;
-    return this.#leftovers > MAX_LEFTOVERS ? timerTurn() : parkTurn();
+    return this.#head < early.length ? performance.now() - early[this.#head]!.at : -1;
   }
 
   #destroy(b: ReadbackBuffer): void {
@@ -480,17 +494,20 @@ function findFree(list: readonly ReadbackBuffer[], primed: boolean, cooling: boo
   return -1;
 }
 
-const PARK_BYTES = new Uint8Array(4);
+/** What `parkTurn` digests: enough (~0.05–0.1 ms of hashing) that the event loop finds it not done yet, and waits. */
+const PARK_BYTES = new Uint8Array(64 * 1024);
 const nothing = (): void => {};
 
 /**
- * A light turn of the event loop: a 4-byte SHA-1 digest, which Deno computes
- * on its blocking thread pool, so the event loop waits for it (no permission
- * needed). Deno notices an expired 10 ms sleep of a leftover map only when
- * its event loop waits; a message posted to itself is delivered without
- * waiting and settled none of 100 expired leftovers in three turns. This
- * turn settles them often, not always (measured on llvmpipe: a steady loop
- * with one such turn per 10 ms peaked at ~900 pending leftovers).
+ * A light turn of the event loop: a SHA-1 digest of 64 KiB, which Deno
+ * computes on its blocking thread pool, so the event loop waits for it (no
+ * permission needed). Deno notices an expired 10 ms sleep of a leftover map
+ * only when its event loop waits; a message posted to itself is delivered
+ * without waiting and settled none of 100 expired leftovers in three turns.
+ * A digest that is done before the event loop looks makes it wait for
+ * nothing: of 149 turns, a 4-byte digest settled leftovers in 129 and a
+ * 64 KiB one in 137 (a zero-delay timer in all, at 1.3 ms a turn); `turn`
+ * repeats one that settled none.
  */
 export function parkTurn(): Promise<void> {
   return crypto.subtle.digest("SHA-1", PARK_BYTES).then(nothing);
