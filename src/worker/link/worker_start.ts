@@ -13,6 +13,7 @@ import { reviveError } from "../wire/error_codec.ts";
 import { type InitMessage, type ReadyMessage, WORKER_NAME, type WorkerMessage } from "../wire/protocol.ts";
 import { workerClosed } from "../wire/thread_exit.ts";
 import { checkWorkerPermission } from "./worker_permission.ts";
+import { backendAdvice } from "./backend_advice.ts";
 
 /**
  * Starts a Worker and has it make its server.
@@ -49,5 +50,6 @@ export async function startWorker(
     throw reviveError(first.error);
   }
   if (first.type !== "ready") throw new ServerError(`the worker client's Worker sent "${first.type}" first`);
+  backendAdvice.started();
   return { worker, buffers, ready: first };
 }
