@@ -175,6 +175,40 @@ export function interleave(
   }
 }
 
+/**
+ * The ratio of two builds measured round by round: per round, the median of
+ * `a`'s block ÷ the median of `b`'s block (the two ran back to back in that
+ * round), summarized over rounds. A drift of the host (clock, other load)
+ * moves both blocks of a round alike, so this reads steadier than a ratio of
+ * overall means or medians; the ratio of the minimums is the other steady
+ * figure of host-cost timings.
+ *
+ * @param a Samples of the first build, per round.
+ * @param b Samples of the second build, per round.
+ * @returns The median, first and third quartile of the per-round ratios, and min(a) ÷ min(b).
+ */
+export function pairedRatio(
+  a: readonly (readonly number[])[],
+  b: readonly (readonly number[])[],
+): { median: number; q1: number; q3: number; min: number } {
+  const mid = (xs: readonly number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
+  const ratios = a.map((block, r) => mid(block) / mid(b[r]!)).sort((x, y) => x - y);
+  const at = (q: number) => ratios[Math.min(ratios.length - 1, Math.floor(q * ratios.length))]!;
+  return {
+    median: at(0.5),
+    q1: at(0.25),
+    q3: at(0.75),
+    min: Math.min(...a.flat()) / Math.min(...b.flat()),
+  };
+}
+
+/** Formats `pairedRatio`'s result as one line's tail. */
+export function formatPaired(p: { median: number; q1: number; q3: number; min: number }): string {
+  return `per round ${p.median.toFixed(3)} (quartiles ${p.q1.toFixed(3)}–${p.q3.toFixed(3)}), minimums ${
+    p.min.toFixed(3)
+  }`;
+}
+
 /** The two kernels the replay benches alternate: `a = a * 0.5 + b` and `b = a`. */
 export const MIX_WGSL = `
 @group(0) @binding(0) var<storage, read_write> a: array<f32>;

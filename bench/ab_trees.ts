@@ -13,6 +13,10 @@
  * `WARMUP` untimed iterations, then `ROUNDS` rounds of `BLOCK` iterations,
  * each round in a fresh shuffled order (`interleave`).
  *
+ * Besides the ratios of means and medians it prints the per-round paired
+ * ratio and the ratio of minimums (`pairedRatio` in `_raw.ts`): on an H100
+ * the control (this tree against a copy of itself) read 0.59 by medians.
+ *
  * Prepare the other tree, then run:
  * ```
  * mkdir -p .device/old && git archive <rev> mod.ts src | tar -x -C .device/old
@@ -25,7 +29,16 @@
  */
 
 import * as NEW from "../mod.ts";
-import { bindBuffers, blockUntilIdle, encodeAlternating, interleave, rawPipelines, storageLayout } from "./_raw.ts";
+import {
+  bindBuffers,
+  blockUntilIdle,
+  encodeAlternating,
+  formatPaired,
+  interleave,
+  pairedRatio,
+  rawPipelines,
+  storageLayout,
+} from "./_raw.ts";
 
 type Runtime = typeof NEW;
 const oldPath = Deno.env.get("OLD");
@@ -114,9 +127,13 @@ const all: Record<string, () => number> = {
 };
 const names = Object.keys(all);
 const times: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+const rounds: Record<string, number[][]> = Object.fromEntries(names.map((n) => [n, []]));
 for (const name of names) for (let i = 0; i < WARMUP; i++) all[name]!();
 interleave(names, ROUNDS, (name) => {
-  for (let i = 0; i < BLOCK; i++) times[name]!.push(all[name]!());
+  const block: number[] = [];
+  for (let i = 0; i < BLOCK; i++) block.push(all[name]!());
+  times[name]!.push(...block);
+  rounds[name]!.push(block);
 });
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
@@ -136,7 +153,7 @@ for (const kind of ["client.launch", "graph.replay()"]) {
   console.log(
     `${kind}: this tree ÷ other tree ${(mean(a) / mean(b)).toFixed(3)} (mean), ${
       (median(a) / median(b)).toFixed(3)
-    } (median)`,
+    } (median); ${formatPaired(pairedRatio(rounds[`${kind}, this tree`]!, rounds[`${kind}, other tree`]!))}`,
   );
 }
 Deno.exit(0);

@@ -17,7 +17,7 @@
  */
 
 import * as NEW from "../mod.ts";
-import { interleave } from "./_raw.ts";
+import { formatPaired, interleave, pairedRatio } from "./_raw.ts";
 
 type Runtime = typeof NEW;
 const oldPath = Deno.env.get("OLD");
@@ -65,12 +65,16 @@ async function build(runtime: Runtime) {
 const builds = { "this tree": await build(NEW), "other tree": await build(OLD) };
 const names = Object.keys(builds) as (keyof typeof builds)[];
 const times: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+const rounds: Record<string, number[][]> = Object.fromEntries(names.map((n) => [n, []]));
 for (const name of names) for (let i = 0; i < WARMUP; i++) await builds[name].loop();
 // interleave runs its callback synchronously: collect the order, then run it.
 const order: string[] = [];
 interleave(names, ROUNDS, (name) => order.push(name));
 for (const name of order) {
-  for (let i = 0; i < BLOCK; i++) times[name]!.push(await builds[name as keyof typeof builds].loop());
+  const block: number[] = [];
+  for (let i = 0; i < BLOCK; i++) block.push(await builds[name as keyof typeof builds].loop());
+  times[name]!.push(...block);
+  rounds[name]!.push(block);
 }
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
@@ -84,7 +88,7 @@ const b = times["other tree"]!;
 console.log(
   `worker client.launch: this tree ÷ other tree ${(mean(a) / mean(b)).toFixed(3)} (mean), ${
     (median(a) / median(b)).toFixed(3)
-  } (median)`,
+  } (median); ${formatPaired(pairedRatio(rounds["this tree"]!, rounds["other tree"]!))}`,
 );
 for (const name of names) {
   builds[name].client.destroy();
