@@ -25,7 +25,7 @@ echo "not clean: $(grep -c rc /tmp/exit1.txt) of 24 ($(sort /tmp/exit1.txt | uni
 echo "== exit runs, DENO_WEBGPU_BACKEND=vulkan ($(( $(date +%s) - S )) s)" >> $log
 DENO_WEBGPU_BACKEND=vulkan RUNS=50 JOBS=12 LIMIT=40 OUT=/tmp/exitv timeout $(left 130) bash bench/exit_runs.sh > $OUT/exitv.txt 2>&1 &
 pv=$!
-CASES=allReduceThree RUNS=50 JOBS=4 LIMIT=40 OUT=/tmp/exitu timeout $(left 130) bash bench/exit_runs.sh > $OUT/exitu.txt 2>&1 &
+BACKEND= CASES=allReduceThree RUNS=50 JOBS=4 LIMIT=40 OUT=/tmp/exitu timeout $(left 130) bash bench/exit_runs.sh > $OUT/exitu.txt 2>&1 &
 pu=$!
 wait $pv $pu
 { cat $OUT/exitv.txt; echo "-- backend unset"; cat $OUT/exitu.txt; } >> $log

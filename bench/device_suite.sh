@@ -10,6 +10,8 @@
 #   source .device/setup.sh && bash bench/device_suite.sh
 # Anywhere: bash bench/device_suite.sh
 # Env: LIMIT (seconds per file, default 120), JOBS (files at once, default 1),
+#      BACKEND (DENO_WEBGPU_BACKEND for the runs: default vulkan, what the README advises; empty
+#      leaves it unset, which starts every backend, GL included, and made several Workers hang at exit),
 #      FILES (a space-separated list instead of every test file),
 #      OUT (folder for the per-file logs and suite.txt, default /tmp/denogpu-suite).
 set -uo pipefail
@@ -20,6 +22,8 @@ OUT="${OUT:-/tmp/denogpu-suite}"
 mkdir -p "$OUT/logs"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/xdg}" NO_COLOR=1 DENO_NO_UPDATE_CHECK=1
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+backend="${BACKEND-vulkan}"
+if [ -n "$backend" ]; then export DENO_WEBGPU_BACKEND="$backend"; else unset DENO_WEBGPU_BACKEND; fi
 FLAGS=(--no-check --v8-flags=--expose-gc --allow-env --allow-read --allow-write --allow-run)
 
 files="${FILES:-$(find tests -name '*_test.ts' | sort)}"
@@ -63,7 +67,7 @@ start=$(date +%s)
 { printf '%s\n' $files doc; } | xargs -P "$JOBS" -I{} bash -c 'FLAGS=($FLAGS_STR); one "$@"' _ {} | tee "$OUT/suite.txt"
 passed=$(grep -c '^ok ' "$OUT/suite.txt")
 failed=$(grep -c '^FAIL ' "$OUT/suite.txt")
-echo "suite: $(date -u +%FT%TZ), $(deno --version | head -1), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi'), JOBS=$JOBS, LIMIT=$LIMIT s, $(( $(date +%s) - start )) s" | tee -a "$OUT/suite.txt"
+echo "suite: $(date -u +%FT%TZ), $(deno --version | head -1), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi'), backend ${backend:-unset}, JOBS=$JOBS, LIMIT=$LIMIT s, $(( $(date +%s) - start )) s" | tee -a "$OUT/suite.txt"
 if [ "$failed" -gt 0 ]; then grep '^FAIL ' "$OUT/suite.txt" | sed 's/^/failed: /'; fi
 echo "$passed passed, $failed failed" | tee -a "$OUT/suite.txt"
 [ "$failed" -eq 0 ]

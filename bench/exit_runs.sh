@@ -10,6 +10,8 @@
 # On the GPU machine (the `device` tool, carry [".device"]):
 #   source .device/setup.sh && bash bench/exit_runs.sh
 # Env: RUNS (per case, default 50), JOBS (processes at once, default 4),
+#      BACKEND (DENO_WEBGPU_BACKEND for the runs: default vulkan, what the README advises; empty
+#      leaves it unset, which starts every backend, GL included, and made several Workers hang at exit),
 #      LIMIT (seconds per run, default 60), CASES (space-separated names,
 #      default the five of issue 28), OUT (logs, default /tmp/denogpu-exit).
 set -uo pipefail
@@ -22,6 +24,8 @@ CASES="${CASES:-compileError validationError allReduceThree destroyWithReadsPend
 mkdir -p "$OUT/logs"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/xdg}" NO_COLOR=1 DENO_NO_UPDATE_CHECK=1
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+backend="${BACKEND-vulkan}"
+if [ -n "$backend" ]; then export DENO_WEBGPU_BACKEND="$backend"; else unset DENO_WEBGPU_BACKEND; fi
 
 # one CASE RUN: runs it once; prints "CASE RUN VERDICT RC SECONDS".
 one() {
@@ -59,6 +63,6 @@ for name in $CASES; do
   printf '%-26s %3d/%-3d ok, mean %5d ms%s\n' "$name" "$ok" "$total" "$ms" "${others:+  not ok: $others}"
   if [ "$ok" = "$total" ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
-echo "exit runs: $(date -u +%FT%TZ), $(deno --version | head -1), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi'), RUNS=$RUNS, JOBS=$JOBS, $(( $(date +%s) - start )) s"
+echo "exit runs: $(date -u +%FT%TZ), $(deno --version | head -1), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi'), backend ${backend:-unset}, RUNS=$RUNS, JOBS=$JOBS, $(( $(date +%s) - start )) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
