@@ -10,8 +10,9 @@
  * - **read**: ms for one small launch and a read of its 256 B result (the
  *   runtime with `fastReads: true`; raw: an early map of a primed staging
  *   buffer; tfjs: `data()` after an add), 1,000 rounds: p50, p90, p99, max.
- * - **step**: ms for 200 dependent launches and a read of 256 B (same three),
- *   200 rounds: p50.
+ * - **step**: ms for 200 dependent launches and a read of 256 B (same three,
+ *   and the runtime's `graph.replay()` of them), 200 rounds each, the
+ *   runtime's, the replay's and the raw ones interleaved: p50.
  *
  * Prints a table and, with `OUT=dir`, writes `dir/figures.json` (what
  * `bench/figures.json` collects beside PyTorch's `torch_ref.py` and the
@@ -27,7 +28,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, EarlyMapRing, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
+import { bindBuffers, EarlyMapRing, interleave, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
 
 const env = (k: string) =>
   Deno.permissions.querySync({ name: "env", variable: k }).state === "granted" ? Deno.env.get(k) : undefined;
@@ -221,7 +222,6 @@ result.read = {
   raw_p50_ms: quantile(readRaw, 0.5),
   tfjs_p50_ms: tf ? quantile(readTf, 0.5) : null,
 };
-const stepRuntime = await samples(STEPS, 20, () => runtimeStep(200));
 // Where the step's time goes: the host's encoding of 200 launches, the device's time for them, and a replay of them.
 const encode = await samples(STEPS, 20, async () => {
   const t0 = performance.now();
@@ -236,15 +236,29 @@ const profiled = await client.profile(() => {
 const graph = await client.capture(() => {
   for (let i = 0; i < 200; i++) client.launch(add, one, bufs);
 });
-const stepReplay = await samples(STEPS, 20, async () => {
+async function replayStep(): Promise<number> {
   const t0 = performance.now();
   graph.replay();
   const v = (await client.read(c, Float32Array))[0]!;
   if (v !== 3) throw new Error(`replay read ${v}, want 3`);
   return performance.now() - t0;
-});
+}
+// The runtime's step, its replay and the raw step interleaved, round by round in a shuffled order: measured one after
+// another, the first (on an H100, the runtime's) met the device in another state (clocks) than the later ones.
+const stepSides: Record<string, () => Promise<number>> = {
+  runtime: () => runtimeStep(200),
+  replay: replayStep,
+  raw: () => rawStep(200),
+};
+const stepTimes: Record<string, number[]> = { runtime: [], replay: [], raw: [] };
+for (const side of Object.values(stepSides)) for (let i = 0; i < 20; i++) await side();
+const stepOrder: string[] = [];
+interleave(Object.keys(stepSides), STEPS, (name) => stepOrder.push(name));
+for (const name of stepOrder) stepTimes[name]!.push(await stepSides[name]!());
 graph.destroy();
-const stepRaw = await samples(STEPS, 20, () => rawStep(200));
+const stepRuntime = stepTimes.runtime!;
+const stepReplay = stepTimes.replay!;
+const stepRaw = stepTimes.raw!;
 const stepTf = tf ? await samples(Math.min(STEPS, 40), 5, () => tfStep(200)) : [];
 result.step = {
   runtime_p50_ms: quantile(stepRuntime, 0.5),
