@@ -35,3 +35,14 @@ export function describe(value: unknown): string {
       return String(value);
   }
 }
+
+/**
+ * Turns whatever was thrown into a message.
+ *
+ * @param error The error.
+ * @returns `name: message` for an `Error`, else its string form.
+ */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}

@@ -28,6 +28,7 @@
  */
 
 import { ReadbackBuffer } from "./readback_pool.ts";
+import { describeError } from "../_util/describe.ts";
 
 /** Deno versions on which early maps were verified. */
 const VERIFIED = /^2\.9\./;
@@ -154,7 +155,7 @@ async function selfTest(device: GPUDevice): Promise<{ failure: string | null; re
     }
     return { failure: null, reuse: await reuseCheck(device, staging[0]!, (b) => round(b, 2)) };
   } catch (e) {
-    return { failure: `it threw ${describe(e)}`, reuse: "not tried" };
+    return { failure: `it threw ${describeError(e)}`, reuse: "not tried" };
   } finally {
     src.destroy();
     for (const b of staging) b.destroy(); // each when its early maps settle
@@ -181,10 +182,6 @@ async function reuseCheck(
     const error = await device.popErrorScope();
     return wrong ?? (error === null ? null : `a validation error: ${error.message}`);
   } catch (e) {
-    return `it threw ${describe(e)}`;
+    return `it threw ${describeError(e)}`;
   }
-}
-
-function describe(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }

@@ -45,7 +45,8 @@
  * @module
  */
 
-import { describeError, type RunOutcome, type TuneMeasurer } from "./measurer.ts";
+import type { RunOutcome, TuneMeasurer } from "./measurer.ts";
+import { describeError } from "../_util/describe.ts";
 import { ELIMINATION_LEVEL, slowerBeyondNoise, surelyTied } from "./noise.ts";
 import { roundOrder } from "./round_order.ts";
 import { SampleSet } from "./sample_set.ts";

@@ -64,14 +64,3 @@ export interface TuneMeasurer {
    */
   round(runs: readonly (() => unknown)[], options?: RoundOptions): Promise<RunOutcome[]>;
 }
-
-/**
- * Turns whatever a run threw into a message.
- *
- * @param error The error.
- * @returns Its message, or its string form.
- */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
-}
