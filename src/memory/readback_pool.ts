@@ -79,11 +79,6 @@ export class ReadbackBuffer {
   onEarlyMap: ((leftover: Leftover) => void) | null = null;
   /** Told when the leftover of an early map settles. */
   onLeftoverSettled: (() => void) | null = null;
-  /**
-   * Whether it may be mapped early again while an earlier map's leftover is
-   * pending (verified safe by the fast-read self-test; see `ReadbackPool.reuseCooling`).
-   */
-  reuse = false;
 
   /**
    * Creates the instance.
@@ -120,10 +115,12 @@ export class ReadbackBuffer {
    *
    * @param bytes Bytes to map (a multiple of 4).
    * @param early Map early when the buffer allows it.
+   * @param reuse Map early even while an earlier map's leftover is pending
+   * (verified safe by the fast-read self-test; see `ReadbackPool.reuseCooling`).
    * @returns Null when mapped early, else the awaited map.
    */
-  map(bytes: number, early: boolean): Promise<void> | null {
-    if (early && this.#primed && (this.#pending === 0 || (this.reuse && this.#early === false))) {
+  map(bytes: number, early: boolean, reuse = false): Promise<void> | null {
+    if (early && this.#primed && (this.#pending === 0 || (reuse && !this.#early))) {
       const leftover: Leftover = { at: performance.now(), settled: false };
       const settle = () => {
         leftover.settled = true;
@@ -250,7 +247,6 @@ export class ReadbackPool {
   }
   set reuseCooling(on: boolean) {
     this.#reuse = on;
-    for (const list of this.#free.values()) for (const b of list) b.reuse = on;
   }
 
   /** Early maps whose leftover promise has not settled yet. */
@@ -372,7 +368,6 @@ export class ReadbackPool {
     );
     b.onEarlyMap = this.#onEarlyMap;
     b.onLeftoverSettled = this.#onLeftoverSettled;
-    b.reuse = this.#reuse;
     return b;
   }
 
@@ -439,7 +434,7 @@ export class ReadbackPool {
   async waitIdle(): Promise<void> {
     const probe = this.acquire(MIN_CLASS, true);
     try {
-      const wait = probe.map(MIN_CLASS, true);
+      const wait = probe.map(MIN_CLASS, true, this.#reuse);
       this.primeWanted(); // the device is idle now: the primings' own polls cost nothing
       if (wait !== null) await wait;
       probe.unmap();

@@ -317,8 +317,9 @@ export class TimestampProfiler {
   /** Maps the batches' readback buffers (early where allowed), settling once every one is mapped. */
   #map(batches: readonly Batch[], early: boolean): Promise<void> {
     const waits: Promise<void>[] = [];
+    const reuse = this.#readbacks?.pool.reuseCooling ?? false;
     for (const b of batches) {
-      const w = b.readback.map(b.bytes, early);
+      const w = b.readback.map(b.bytes, early, reuse);
       if (w !== null) waits.push(w);
     }
     if (early) this.#readbacks?.pool.primeWanted();
