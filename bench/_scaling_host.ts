@@ -124,6 +124,58 @@ function flushAndSettle(ctx: HostContext): void {
   blockUntilIdle(ctx.device);
 }
 
+/**
+ * The runtime's side of a point: µs per unit of work of `loop` (timed), then
+ * a flush and a wait for the device (untimed).
+ */
+function runtimeSide(ctx: HostContext, x: number, units: number, loop: () => void): Variant {
+  return {
+    side: "runtime",
+    x,
+    run: () => {
+      const t0 = performance.now();
+      loop();
+      const t = performance.now() - t0;
+      flushAndSettle(ctx);
+      return (t * 1000) / units;
+    },
+  };
+}
+
+/**
+ * The raw side of a point: µs per unit of work of `loop`, which encodes into
+ * one open pass (timed). Untimed: `open` right after the pass opens, `close`
+ * before it ends; then it is submitted and the device waited for.
+ */
+function rawSide(
+  device: GPUDevice,
+  x: number,
+  units: number,
+  parts: {
+    open?: (pass: GPUComputePassEncoder) => void;
+    loop: (pass: GPUComputePassEncoder) => void;
+    close?: () => void;
+  },
+): Variant {
+  return {
+    side: "raw",
+    x,
+    run: () => {
+      const encoder = device.createCommandEncoder({ label: "scaling raw encoder" });
+      const pass = encoder.beginComputePass({ label: "scaling raw pass" });
+      parts.open?.(pass);
+      const t0 = performance.now();
+      parts.loop(pass);
+      const t = performance.now() - t0;
+      parts.close?.();
+      pass.end();
+      device.queue.submit([encoder.finish()]);
+      blockUntilIdle(device);
+      return (t * 1000) / units;
+    },
+  };
+}
+
 const LAUNCHES = 1024;
 const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
@@ -158,35 +210,20 @@ export async function launchBindings(ctx: HostContext): Promise<ScalingSeries> {
     const rawBufs = handles.map((_, i) => device.createBuffer({ label: `scaling raw b${i}`, size: 256, usage }));
     const bindGroup = bindBuffers(device, layout, rawBufs, `scaling raw bind group ${k}`);
     client.launch(kernel, one, handles); // validated before it is timed (see the header)
-    variants.push({
-      side: "runtime",
-      x: k,
-      run: () => {
-        const t0 = performance.now();
+    variants.push(
+      runtimeSide(ctx, k, LAUNCHES, () => {
         for (let i = 0; i < LAUNCHES; i++) client.launch(kernel, one, handles);
-        const t = performance.now() - t0;
-        flushAndSettle(ctx);
-        return (t * 1000) / LAUNCHES;
-      },
-    }, {
-      side: "raw",
-      x: k,
-      run: () => {
-        const encoder = device.createCommandEncoder({ label: "scaling raw encoder" });
-        const pass = encoder.beginComputePass({ label: "scaling raw pass" });
-        pass.setPipeline(pipeline);
-        const t0 = performance.now();
-        for (let i = 0; i < LAUNCHES; i++) {
-          pass.setBindGroup(0, bindGroup);
-          pass.dispatchWorkgroups(1);
-        }
-        const t = performance.now() - t0;
-        pass.end();
-        device.queue.submit([encoder.finish()]);
-        blockUntilIdle(device);
-        return (t * 1000) / LAUNCHES;
-      },
-    });
+      }),
+      rawSide(device, k, LAUNCHES, {
+        open: (pass) => pass.setPipeline(pipeline),
+        loop: (pass) => {
+          for (let i = 0; i < LAUNCHES; i++) {
+            pass.setBindGroup(0, bindGroup);
+            pass.dispatchWorkgroups(1);
+          }
+        },
+      }),
+    );
     cleanup.push(() => {
       for (const h of handles) h.release();
       for (const b of rawBufs) b.destroy();
@@ -253,38 +290,23 @@ export async function launchInfo(ctx: HostContext): Promise<ScalingSeries> {
         { binding: 1, resource: { buffer: arena, offset: 0, size: words * 4 } },
       ],
     });
-    variants.push({
-      side: "runtime",
-      x: words,
-      run: () => {
-        const t0 = performance.now();
+    variants.push(
+      runtimeSide(ctx, words, LAUNCHES, () => {
         for (let i = 0; i < LAUNCHES; i++) client.launch(kernel, one, xs, infos[i]);
-        const t = performance.now() - t0;
-        flushAndSettle(ctx);
-        return (t * 1000) / LAUNCHES;
-      },
-    }, {
-      side: "raw",
-      x: words,
-      run: () => {
-        const encoder = device.createCommandEncoder({ label: "scaling raw encoder" });
-        const pass = encoder.beginComputePass({ label: "scaling raw pass" });
-        pass.setPipeline(pipeline);
-        const t0 = performance.now();
-        for (let i = 0; i < LAUNCHES; i++) {
-          arenaHost.set(infos[i]!, (i * stride) / 4);
-          dyn[0] = i * stride;
-          pass.setBindGroup(0, bindGroup, dyn, 0, 1);
-          pass.dispatchWorkgroups(1);
-        }
-        const t = performance.now() - t0;
-        device.queue.writeBuffer(arena, 0, arenaHost); // once per submit, as the client's arena
-        pass.end();
-        device.queue.submit([encoder.finish()]);
-        blockUntilIdle(device);
-        return (t * 1000) / LAUNCHES;
-      },
-    });
+      }),
+      rawSide(device, words, LAUNCHES, {
+        open: (pass) => pass.setPipeline(pipeline),
+        loop: (pass) => {
+          for (let i = 0; i < LAUNCHES; i++) {
+            arenaHost.set(infos[i]!, (i * stride) / 4);
+            dyn[0] = i * stride;
+            pass.setBindGroup(0, bindGroup, dyn, 0, 1);
+            pass.dispatchWorkgroups(1);
+          }
+        },
+        close: () => device.queue.writeBuffer(arena, 0, arenaHost), // once per submit, as the client's arena
+      }),
+    );
   }
   await client.sync();
   const notes: string[] = [];
@@ -421,31 +443,15 @@ export async function replay(ctx: HostContext): Promise<ScalingSeries> {
     });
     graphs.push(graph);
     const dispatches = reps * length;
-    variants.push({
-      side: "runtime",
-      x: length,
-      run: () => {
-        const t0 = performance.now();
+    variants.push(
+      runtimeSide(ctx, length, dispatches, () => {
         for (let r = 0; r < reps; r++) graph.replay();
-        const t = performance.now() - t0;
-        flushAndSettle(ctx);
-        return (t * 1000) / dispatches;
-      },
-    }, {
-      side: "raw",
-      x: length,
-      run: () => {
-        const encoder = device.createCommandEncoder({ label: "scaling raw encoder" });
-        const pass = encoder.beginComputePass({ label: "scaling raw pass" });
-        const t0 = performance.now();
-        encodeAlternating(pass, { pipelines, bindGroup, reps, length, groups: 1, skipRepeatedBinds: false });
-        const t = performance.now() - t0;
-        pass.end();
-        device.queue.submit([encoder.finish()]);
-        blockUntilIdle(device);
-        return (t * 1000) / dispatches;
-      },
-    });
+      }),
+      rawSide(device, length, dispatches, {
+        loop: (pass) =>
+          encodeAlternating(pass, { pipelines, bindGroup, reps, length, groups: 1, skipRepeatedBinds: false }),
+      }),
+    );
   }
   await client.sync();
   const notes: string[] = [];
