@@ -26,22 +26,23 @@ export const FOUR_BUFFERS_INFO_WGSL = `
 /**
  * A bind group layout of `buffers` read-write storage buffers at bindings 0,
  * 1, …, plus, with `dynamicInfo`, a read-only storage buffer with a dynamic
- * offset after them (info words in an arena).
+ * offset after them (info words in an arena), or with `staticInfo` one
+ * without (info words bound in place).
  */
 export function storageLayout(
   device: GPUDevice,
   buffers: number,
-  options: { dynamicInfo?: boolean; label?: string } = {},
+  options: { dynamicInfo?: boolean; staticInfo?: boolean; label?: string } = {},
 ): GPUBindGroupLayout {
   const entries: GPUBindGroupLayoutEntry[] = [];
   for (let i = 0; i < buffers; i++) {
     entries.push({ binding: i, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } });
   }
-  if (options.dynamicInfo) {
+  if (options.dynamicInfo || options.staticInfo) {
     entries.push({
       binding: buffers,
       visibility: GPUShaderStage.COMPUTE,
-      buffer: { type: "read-only-storage", hasDynamicOffset: true },
+      buffer: { type: "read-only-storage", hasDynamicOffset: options.dynamicInfo === true },
     });
   }
   return device.createBindGroupLayout({ label: options.label, entries });

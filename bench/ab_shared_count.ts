@@ -26,7 +26,7 @@
  */
 
 import * as NEW from "../mod.ts";
-import { bindBuffers, blockUntilIdle, interleave, rawPipelines } from "./_raw.ts";
+import { bindBuffers, blockUntilIdle, interleave, rawPipelines, storageLayout } from "./_raw.ts";
 
 type Runtime = typeof NEW;
 const N = Number(Deno.env.get("N") ?? 1024);
@@ -103,14 +103,7 @@ const other = oldPath
   : null;
 
 // The raw floor: its own buffers, one bind group with the info word bound statically, a count in a buffer of its own.
-const layout = device.createBindGroupLayout({
-  label: "ab_shared_count raw layout",
-  entries: [0, 1, 2, 3].map((binding) => ({
-    binding,
-    visibility: GPUShaderStage.COMPUTE,
-    buffer: { type: binding === 3 ? "read-only-storage" as const : "storage" as const },
-  })),
-});
+const layout = storageLayout(device, 3, { staticInfo: true, label: "ab_shared_count raw layout" });
 const [pipeline] = rawPipelines(device, layout, [WGSL], "ab_shared_count raw pipeline");
 const storage = (label: string) =>
   device.createBuffer({ label, size: 256, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });

@@ -41,7 +41,7 @@
  */
 
 import { createClient, defineKernel, type Handle } from "../mod.ts";
-import { bindBuffers, rawPipelines } from "./_raw.ts";
+import { bindBuffers, rawPipelines, storageLayout } from "./_raw.ts";
 
 const LONG = Number(Deno.env.get("LONG") ?? 20000);
 const SHORT = Number(Deno.env.get("SHORT") ?? 1024);
@@ -88,14 +88,7 @@ for (const [c, s, b] of [[client, [shared, shared2], bufs], [unbatched, [ushared
 // The raw floor: its own buffers, one bind group with the info word bound statically.
 const storage = (size: number, label: string, usage = 0) =>
   device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | usage });
-const layout = device.createBindGroupLayout({
-  label: "raw gaps layout",
-  entries: [0, 1, 2, 3].map((binding) => ({
-    binding,
-    visibility: GPUShaderStage.COMPUTE,
-    buffer: { type: binding === 3 ? "read-only-storage" as const : "storage" as const },
-  })),
-});
+const layout = storageLayout(device, 3, { staticInfo: true, label: "raw gaps layout" });
 const [pipeline] = rawPipelines(device, layout, [WGSL], "raw gaps pipeline");
 const infoBuffer = storage(4, "raw gaps info");
 device.queue.writeBuffer(infoBuffer, 0, info);
