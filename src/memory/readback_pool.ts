@@ -207,12 +207,17 @@ export class ReadbackPool {
   };
   /** Early maps whose leftover has not settled. */
   #leftovers = 0;
-  /** Whether a buffer may be mapped early again before its leftover settles (see `reuseCooling`). */
-  #reuse = false;
   /** `performance.now()` of the last turn `turn` asked for. */
   #turnAt = 0;
   #created = 0;
   #fallbacks = 0;
+  /**
+   * Whether fast reads map a primed buffer early again while the leftover of
+   * its last early map is pending (set when the fast-read self-test verified
+   * that this reads the right bytes on this Deno and driver). Then a steady
+   * loop of reads reuses a few buffers, and no read waits for a leftover.
+   */
+  reuseCooling = false;
 
   /**
    * Creates the instance.
@@ -234,19 +239,6 @@ export class ReadbackPool {
   /** Early requests that found no buffer ready and took the spec path. */
   get fallbacks(): number {
     return this.#fallbacks;
-  }
-
-  /**
-   * Whether fast reads map a primed buffer early again while the leftover of
-   * its last early map is pending (set when the fast-read self-test verified
-   * that this reads the right bytes on this Deno and driver). Then a steady
-   * loop of reads reuses a few buffers, and no read waits for a leftover.
-   */
-  get reuseCooling(): boolean {
-    return this.#reuse;
-  }
-  set reuseCooling(on: boolean) {
-    this.#reuse = on;
   }
 
   /** Early maps whose leftover promise has not settled yet. */
@@ -283,7 +275,7 @@ export class ReadbackPool {
     const list = this.#free.get(cls);
     const idle = list === undefined ? -1 : findFree(list, false, false);
     if (!early) return idle >= 0 ? list!.splice(idle, 1)[0]! : this.#create(cls);
-    const reuse = this.#reuse;
+    const reuse = this.reuseCooling;
     const ready = list === undefined ? -1 : findFree(list, true, reuse);
     if (ready >= 0 && reuse) return list!.splice(ready, 1)[0]!;
     if (ready >= 0) {
@@ -391,7 +383,7 @@ export class ReadbackPool {
   turn(): Promise<void> | null {
     const age = this.#oldestLeftover();
     if (age < 12) return null;
-    if (!this.#reuse) return timerTurn();
+    if (!this.reuseCooling) return timerTurn();
     const now = performance.now();
     if (now - this.#turnAt < 5) return null;
     this.#turnAt = now;
@@ -434,7 +426,7 @@ export class ReadbackPool {
   async waitIdle(): Promise<void> {
     const probe = this.acquire(MIN_CLASS, true);
     try {
-      const wait = probe.map(MIN_CLASS, true, this.#reuse);
+      const wait = probe.map(MIN_CLASS, true, this.reuseCooling);
       this.primeWanted(); // the device is idle now: the primings' own polls cost nothing
       if (wait !== null) await wait;
       probe.unmap();
