@@ -15,9 +15,24 @@
  */
 export function readGrantedEnv(name: string): string | undefined {
   try {
-    if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") return undefined;
-    return Deno.env.get(name);
+    return envGranted(name) ? Deno.env.get(name) : undefined;
   } catch {
-    return undefined; // no permissions API, or a denied read
+    return undefined; // a denied read
+  }
+}
+
+/**
+ * Whether env access to `name` is already granted (so that it can be read
+ * without asking), telling a variable that is unset from one that may not be
+ * read.
+ *
+ * @param name The variable.
+ * @returns True when it may be read without a prompt.
+ */
+export function envGranted(name: string): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "env", variable: name }).state === "granted";
+  } catch {
+    return false; // no permissions API
   }
 }

@@ -21,7 +21,7 @@
  *
  * Either way leftovers settle only when the event loop waits for something,
  * which a loop of fast reads never does: `turn` says when a read should let
- * it (see `parkTurn`).
+ * it (see `_util/event_loop_turns.ts`).
  *
  * Sizes are classes of four per doubling from 256 B (a buffer at most 19%
  * larger than asked; one exactly as large above `maxBufferSize`'s classes).
@@ -34,6 +34,7 @@
 
 import { alignUp } from "../_util/align.ts";
 import { formatBytesExact } from "../_util/format.ts";
+import { parkTurn, timerTurn } from "../_util/event_loop_turns.ts";
 
 const MiB = 1024 * 1024;
 /** Smallest class, in bytes (the class of a `sync`'s probe). */
@@ -479,30 +480,6 @@ function findFree(list: readonly ReadbackBuffer[], primed: boolean, cooling: boo
     if ((cooling || !b.cooling) && (!primed || b.primed)) return i;
   }
   return -1;
-}
-
-/** What `parkTurn` digests: enough (~0.05–0.1 ms of hashing) that the event loop finds it not done yet, and waits. */
-const PARK_BYTES = new Uint8Array(64 * 1024);
-const nothing = (): void => {};
-
-/**
- * A light turn of the event loop: a SHA-1 digest of 64 KiB, which Deno
- * computes on its blocking thread pool, so the event loop waits for it (no
- * permission needed). Deno notices an expired 10 ms sleep of a leftover map
- * only when its event loop waits; a message posted to itself is delivered
- * without waiting and settled none of 100 expired leftovers in three turns.
- * A digest that is done before the event loop looks makes it wait for
- * nothing: of 149 turns, a 4-byte digest settled leftovers in 129 and a
- * 64 KiB one in 137 (a zero-delay timer in all, at 1.3 ms a turn); `turn`
- * repeats one that settled none.
- */
-export function parkTurn(): Promise<void> {
-  return crypto.subtle.digest("SHA-1", PARK_BYTES).then(nothing);
-}
-
-/** A turn that waits for a timer (1–2 ms): it settles every expired leftover. */
-export function timerTurn(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** Idle buffers kept of a class. */

@@ -22,7 +22,7 @@ import { LoopState, Op, opOf, slotsOf } from "../wire/ring_layout.ts";
 import { RecordRunner } from "./record_runner.ts";
 import { ownThreadId } from "../wire/thread_exit.ts";
 import { runCall } from "./worker_calls.ts";
-import { parkTurn } from "../../memory/readback_pool.ts";
+import { parkTurn } from "../../_util/event_loop_turns.ts";
 
 /** Posts a message to the main thread, moving `transfer`. */
 export type Post = (message: WorkerMessage, transfer?: Transferable[]) => void;

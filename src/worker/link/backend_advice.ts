@@ -14,6 +14,8 @@
  * @module
  */
 
+import { envGranted, readGrantedEnv } from "../../_util/granted_env.ts";
+
 /** What `adviseBackend` looks at (the real process by default; tests pass their own). */
 export interface BackendProbe {
   /** `Deno.build.os`. */
@@ -24,16 +26,11 @@ export interface BackendProbe {
   warn(message: string): void;
 }
 
+const VARIABLE = "DENO_WEBGPU_BACKEND";
+
 const processProbe: BackendProbe = {
   os: Deno.build.os,
-  backend() {
-    try {
-      const { state } = Deno.permissions.querySync({ name: "env", variable: "DENO_WEBGPU_BACKEND" });
-      return state === "granted" ? Deno.env.get("DENO_WEBGPU_BACKEND") : null;
-    } catch {
-      return null;
-    }
-  },
+  backend: () => envGranted(VARIABLE) ? readGrantedEnv(VARIABLE) : null,
   warn: (m) => console.warn(m),
 };
 
