@@ -61,6 +61,22 @@ export function compactionDefaults(pageSize: number): { slack: number; budget: n
 }
 
 /**
+ * A pool's `compaction` field with `compactionDefaults` filling what it leaves out.
+ *
+ * @param given `true`, or the fields given.
+ * @param pageSize The pool's page size.
+ * @returns Every field (not validated: `memory_config.ts` checks a configuration's).
+ */
+export function withCompactionDefaults(
+  given: true | { slack?: number; budget?: number; every?: number },
+  pageSize: number,
+): { slack: number; budget: number; every: number } {
+  const d = compactionDefaults(pageSize);
+  if (given === true) return d;
+  return { slack: given.slack ?? d.slack, budget: given.budget ?? d.budget, every: given.every ?? d.every };
+}
+
+/**
  * Pages made within the window after a give-back, while the pool holds no more than before it, that double the
  * window. One: at 4, the churn ends within 1.13x as at 1, but a training-like loop took 12 rounds per doubling.
  */

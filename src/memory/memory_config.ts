@@ -22,7 +22,7 @@
 import { alignUp } from "../_util/align.ts";
 import { PoolConfigError } from "../errors.ts";
 import { MAX_SLICED_POOL_PAGES } from "./sliced_pool.ts";
-import { compactionDefaults } from "./_compaction.ts";
+import { withCompactionDefaults } from "./_compaction.ts";
 import type { MemoryConfiguration } from "../contract/memory_types.ts";
 import type { PoolConfig } from "../contract/memory_types.ts";
 import { describe } from "../_util/describe.ts";
@@ -175,9 +175,7 @@ function resolveCompaction(
   if (fit !== "best") {
     throw new PoolConfigError("preset-unavailable", `${where}: compaction needs fit: "best", got fit ${describe(fit)}`);
   }
-  const d = compactionDefaults(pageSize);
-  const given = c === true ? {} : c;
-  const o = { slack: given.slack ?? d.slack, budget: given.budget ?? d.budget, every: given.every ?? d.every };
+  const o = withCompactionDefaults(c, pageSize);
   const slack = o.slack;
   if (typeof slack !== "number" || !Number.isFinite(slack) || slack < -1) {
     throw new PoolConfigError(

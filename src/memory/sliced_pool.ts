@@ -32,7 +32,7 @@ import { FreeSlices } from "./_free_slices.ts";
 import { pageIsFree, PoolPages } from "./_pool_pages.ts";
 import { type ManagedMemory, type Page, poolOwned, Slice } from "../contract/managed_memory.ts";
 import type { MemoryPool } from "./memory_pool.ts";
-import { compactionDefaults, type CompactionPolicy, Compactor } from "./_compaction.ts";
+import { type CompactionPolicy, Compactor, withCompactionDefaults } from "./_compaction.ts";
 import type { SliceMover } from "./slice_mover.ts";
 import type { ComputeStorage } from "../contract/storage.ts";
 import type { MemoryPoolReport, MemoryUsage, PoolShape } from "../contract/memory_types.ts";
@@ -147,9 +147,7 @@ export class SlicedPool implements MemoryPool {
     this.#wait = options.deallocPeriod ?? 0;
     const given = options.compaction ?? false;
     if (this.#fit === "best" && given !== false) {
-      const d = compactionDefaults(page);
-      const o = given === true ? {} : given;
-      const c = { slack: o.slack ?? d.slack, budget: o.budget ?? d.budget, every: o.every ?? d.every };
+      const c = withCompactionDefaults(given, page);
       this.#compaction = c;
       this.#compactor = this.#compactorFor({ ...c, window: options.deallocPeriod ?? COMPACTION_WINDOW });
     }
