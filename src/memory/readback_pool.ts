@@ -41,8 +41,13 @@ const MiB = 1024 * 1024;
 export const MIN_CLASS = 256;
 /** Idle bytes kept per class. */
 const KEEP_BYTES = 16 * MiB;
-/** Pending leftovers past which `turn` waits for a timer (each is a pending Deno op holding a timer). */
-const MAX_LEFTOVERS = 1024;
+/**
+ * Pending leftovers past which `turn` waits for a timer, whenever a read asks
+ * (each is a pending Deno op holding a timer). The timer turn settles every
+ * leftover older than Deno's ~11 ms, so no more than this and the reads of
+ * the last 12 ms are ever pending.
+ */
+export const MAX_LEFTOVERS = 1024;
 /** Milliseconds a priming takes (an awaited map: Deno's fixed 10 ms wait, rounded up), with a margin. */
 const PRIMING_MS = 15;
 
@@ -376,19 +381,21 @@ export class ReadbackPool {
    *   leftovers few, so that each turn settles a few dozen (settling one costs
    *   a few µs). Once one is 12 ms old (Deno settles it after ~11 ms), at most
    *   one turn per 5 ms: a light turn (`parkTurn`, ~0.1–0.2 ms), again up to
-   *   twice while the oldest is still pending; past 1,024 pending, a timer
-   *   turn (`timerTurn`, 1–2 ms).
+   *   twice while the oldest is still pending. Light turns settle leftovers
+   *   often, not always (on a loaded machine they can miss for a while): past
+   *   `MAX_LEFTOVERS` pending, every read that finds one due takes a timer
+   *   turn (`timerTurn`, 1–2 ms) until they are back under it.
    * - Without it, a timer turn once a leftover is 12 ms old: the buffers come
    *   back before the pool runs out.
    */
   turn(): Promise<void> | null {
     const age = this.#oldestLeftover();
     if (age < 12) return null;
-    if (!this.reuseCooling) return timerTurn();
+    if (!this.reuseCooling || this.#leftovers > MAX_LEFTOVERS) return timerTurn(); // the bound holds at every read
     const now = performance.now();
     if (now - this.#turnAt < 5) return null;
     this.#turnAt = now;
-    return this.#leftovers > MAX_LEFTOVERS ? timerTurn() : this.#settleLeftovers();
+    return this.#settleLeftovers();
   }
 
   /** Light turns until the oldest leftover is younger than 12 ms, three at most. */

@@ -14,6 +14,7 @@
 import assert from "node:assert/strict";
 import { type ComputeClient, createClient, DeviceLostError } from "../../mod.ts";
 import { FastReads } from "../../src/memory/fast_reads.ts";
+import { MAX_LEFTOVERS } from "../../src/memory/readback_pool.ts";
 import { incKernel, rng, withClient } from "../_gpu.ts";
 
 const FAST = { fastReads: true } as const;
@@ -234,8 +235,9 @@ Deno.test("a loop that awaits nothing but fast reads keeps its leftover maps fro
       assert.equal((await client.read(x, Uint32Array))[63], i + 1);
       peak = Math.max(peak, pool.leftovers);
     }
-    // A turn of the event loop that did not wait (a message to itself) let ~90% of 3,000 pile up.
-    assert.ok(peak <= 1024, `${peak} leftover maps pending at once`);
+    // A turn of the event loop that did not wait (a message to itself) let ~90% of 3,000 pile up. Past the cap, the
+    // next read settles every leftover older than Deno's ~11 ms: at most the reads of the last 12 ms stay pending.
+    assert.ok(peak <= MAX_LEFTOVERS + 256, `${peak} leftover maps pending at once`);
     if (pool.reuseCooling) assert.equal(pool.created - created, 0, "staging buffers created in the loop");
   } finally {
     client.destroy();
