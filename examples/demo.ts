@@ -21,8 +21,6 @@ import {
   formatMemoryUsage,
   type Handle,
 } from "../mod.ts";
-// The runtime's byte formatter (binary units, as formatMemoryUsage prints them); internal, so copy it with the demo.
-import { formatBytes } from "../src/_util/format.ts";
 
 const N = 1 << 20; // elements of the elementwise and reduction stages
 const MM = 512; // matrix size (MM × MM × MM)
@@ -161,6 +159,14 @@ var<workgroup> tb: array<array<f32, T>, T>;
   if (row < d.m && col < d.n) { c[row * d.n + col] = acc; }
 }`,
 });
+
+/** A byte count in the largest binary unit it reaches, as the memory report prints them ("256 MiB", "1.5 GiB"). */
+function formatBytes(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (i < units.length - 1 && bytes >= 1024 ** (i + 1)) i++;
+  return `${Number((bytes / 1024 ** i).toFixed(2))} ${units[i]}`;
+}
 
 function printAdapter(client: ComputeClient): void {
   section("Adapter");
