@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Device call 3 of run 35 (issue 28): is there a per-process limit on adapters, devices or WebGPU instances? Runs
+# bench/device_adapter_limit.ts (each mode until no adapter is found), bench/device_instance_probe.ts (Workers, one
+# instance each), then `deno test` over 150 generated files that each make three clients (one isolate, one instance
+# each). Through the device tool with carry [".device"]: bash bench/device_round11.sh
+source .device/setup.sh > "$OUT/setup.txt" 2>&1
+export XDG_RUNTIME_DIR=/tmp/xdg NO_COLOR=1 DENO_WEBGPU_BACKEND=vulkan
+mkdir -p $XDG_RUNTIME_DIR && chmod 700 $XDG_RUNTIME_DIR
+S=$(date +%s)
+log=$OUT/log.txt
+cat "$OUT/setup.txt" > $log
+echo "== adapter limit ($(( $(date +%s) - S )) s)" >> $log
+N=1500 SECONDS=40 timeout -k 5 170 deno run -A bench/device_adapter_limit.ts >> $log 2>&1
+echo "== instances ($(( $(date +%s) - S )) s)" >> $log
+N=300 timeout -k 5 80 deno run -A bench/device_instance_probe.ts >> $log 2>&1
+echo "== isolates ($(( $(date +%s) - S )) s)" >> $log
+mkdir -p /tmp/iso
+for i in $(seq -w 1 150); do cat > /tmp/iso/f${i}_test.ts <<EOT
+import { createClient } from "$PWD/mod.ts";
+Deno.test("file $i", async () => {
+  for (let j = 0; j < 3; j++) {
+    const c = await createClient();
+    await c.read(c.create(new Float32Array(1024)));
+    c.destroy();
+  }
+});
+EOT
+done
+timeout -k 5 100 deno test -A --no-check /tmp/iso/ > $OUT/iso.txt 2>&1
+grep -E "FAILED \(|^(ok|FAILED) \|" $OUT/iso.txt | head -5 >> $log
+echo "first failing file: $(grep -m1 'FAILED (' $OUT/iso.txt)" >> $log
+echo "== done ($(( $(date +%s) - S )) s)" >> $log
+cat $log
