@@ -13,21 +13,27 @@ echo "== adapter limit ($(( $(date +%s) - S )) s)" >> $log
 N=1500 SECONDS=40 timeout -k 5 170 deno run -A bench/device_adapter_limit.ts >> $log 2>&1
 echo "== instances ($(( $(date +%s) - S )) s)" >> $log
 N=300 timeout -k 5 80 deno run -A bench/device_instance_probe.ts >> $log 2>&1
-echo "== isolates ($(( $(date +%s) - S )) s)" >> $log
 mkdir -p /tmp/iso
 for i in $(seq -w 1 150); do cat > /tmp/iso/f${i}_test.ts <<EOT
 import { createClient } from "$PWD/mod.ts";
+const vm = () => { const s = Deno.readTextFileSync("/proc/self/status"); return (Number(/VmSize:\\s+(\\d+)/.exec(s)![1]) / 1048576).toFixed(1) + " GiB"; };
 Deno.test("file $i", async () => {
+  console.log("file $i VmSize", vm());
   for (let j = 0; j < 3; j++) {
     const c = await createClient();
     await c.read(c.create(new Float32Array(1024)));
     c.destroy();
   }
+  if (Deno.env.get("GC") === "1") for (let k = 0; k < 3; k++) { await new Promise((r) => setTimeout(r, 5)); (globalThis as any).gc(); }
 });
 EOT
 done
-timeout -k 5 100 deno test -A --no-check /tmp/iso/ > $OUT/iso.txt 2>&1
-grep -E "FAILED \(|^(ok|FAILED) \|" $OUT/iso.txt | head -5 >> $log
-echo "first failing file: $(grep -m1 'FAILED (' $OUT/iso.txt)" >> $log
+for gc in 0 1; do
+  echo "== isolates, gc at each file's end: $gc ($(( $(date +%s) - S )) s)" >> $log
+  GC=$gc timeout -k 5 90 deno test -A --no-check --v8-flags=--expose-gc /tmp/iso/ > $OUT/iso$gc.txt 2>&1
+  grep -E "^(ok|FAILED) \|" $OUT/iso$gc.txt >> $log
+  echo "first failing file: $(grep -m1 'FAILED (' $OUT/iso$gc.txt)" >> $log
+  grep "VmSize" $OUT/iso$gc.txt | awk 'NR%15==1' | tr '\n' ';' >> $log; echo >> $log
+done
 echo "== done ($(( $(date +%s) - S )) s)" >> $log
 cat $log
