@@ -10,11 +10,11 @@ S=$(date +%s)
 log=$OUT/log.txt
 cat "$OUT/setup.txt" > $log
 echo "== adapter limit ($(( $(date +%s) - S )) s)" >> $log
-N=1500 SECONDS=40 timeout -k 5 170 deno run -A bench/device_adapter_limit.ts >> $log 2>&1
+N=1500 SECONDS=25 timeout -k 5 115 deno run -A bench/device_adapter_limit.ts >> $log 2>&1
 echo "== instances ($(( $(date +%s) - S )) s)" >> $log
-N=300 timeout -k 5 80 deno run -A bench/device_instance_probe.ts >> $log 2>&1
+N=150 timeout -k 5 50 deno run -A bench/device_instance_probe.ts >> $log 2>&1
 mkdir -p /tmp/iso
-for i in $(seq -w 1 150); do cat > /tmp/iso/f${i}_test.ts <<EOT
+for i in $(seq -w 1 120); do cat > /tmp/iso/f${i}_test.ts <<EOT
 import { createClient } from "$PWD/mod.ts";
 const vm = () => { const s = Deno.readTextFileSync("/proc/self/status"); return (Number(/VmSize:\\s+(\\d+)/.exec(s)![1]) / 1048576).toFixed(1) + " GiB"; };
 Deno.test("file $i", async () => {
@@ -30,7 +30,7 @@ EOT
 done
 for gc in 0 1; do
   echo "== isolates, gc at each file's end: $gc ($(( $(date +%s) - S )) s)" >> $log
-  GC=$gc timeout -k 5 90 deno test -A --no-check --v8-flags=--expose-gc /tmp/iso/ > $OUT/iso$gc.txt 2>&1
+  GC=$gc timeout -k 5 60 deno test -A --no-check --v8-flags=--expose-gc /tmp/iso/ > $OUT/iso$gc.txt 2>&1
   grep -E "^(ok|FAILED) \|" $OUT/iso$gc.txt >> $log
   echo "first failing file: $(grep -m1 'FAILED (' $OUT/iso$gc.txt)" >> $log
   grep "VmSize" $OUT/iso$gc.txt | awk 'NR%15==1' | tr '\n' ';' >> $log; echo >> $log
