@@ -9,10 +9,6 @@ mkdir -p $XDG_RUNTIME_DIR && chmod 700 $XDG_RUNTIME_DIR
 S=$(date +%s)
 log=$OUT/log.txt
 cat "$OUT/setup.txt" > $log
-echo "== adapter limit ($(( $(date +%s) - S )) s)" >> $log
-N=1500 SECONDS=25 timeout -k 5 115 deno run -A bench/device_adapter_limit.ts >> $log 2>&1
-echo "== instances ($(( $(date +%s) - S )) s)" >> $log
-N=150 timeout -k 5 50 deno run -A bench/device_instance_probe.ts >> $log 2>&1
 mkdir -p /tmp/iso
 for i in $(seq -w 1 120); do cat > /tmp/iso/f${i}_test.ts <<EOT
 import { createClient } from "$PWD/mod.ts";
@@ -35,5 +31,9 @@ for gc in 0 1; do
   echo "first failing file: $(grep -m1 'FAILED (' $OUT/iso$gc.txt)" >> $log
   grep "VmSize" $OUT/iso$gc.txt | awk 'NR%15==1' | tr '\n' ';' >> $log; echo >> $log
 done
+echo "== adapter limit ($(( $(date +%s) - S )) s)" >> $log
+N=1500 SECONDS=25 timeout -k 5 115 deno run -A bench/device_adapter_limit.ts >> $log 2>&1
+echo "== instances ($(( $(date +%s) - S )) s)" >> $log
+N=150 timeout -k 5 50 deno run -A bench/device_instance_probe.ts >> $log 2>&1
 echo "== done ($(( $(date +%s) - S )) s)" >> $log
 cat $log
