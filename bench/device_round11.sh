@@ -31,9 +31,14 @@ for gc in 0 1; do
   echo "first failing file: $(grep -m1 'FAILED (' $OUT/iso$gc.txt)" >> $log
   grep "VmSize" $OUT/iso$gc.txt | awk 'NR%15==1' | tr '\n' ';' >> $log; echo >> $log
 done
-echo "== adapter limit ($(( $(date +%s) - S )) s)" >> $log
-N=1500 SECONDS=25 timeout -k 5 115 deno run -A bench/device_adapter_limit.ts >> $log 2>&1
+echo "== doc tests in the two groups of .ci/test_suite.ts ($(( $(date +%s) - S )) s)" >> $log
+for g in "src/" "mod.ts server.ts tune.ts README.md docs/"; do
+  timeout -k 5 60 deno run --allow-run --allow-read --allow-env .ci/test_suite.ts --doc $g > $OUT/doc_group.txt 2>&1
+  grep -E "FAILED \(|^(ok|FAILED) \|" $OUT/doc_group.txt | tail -4 >> $log
+done
 echo "== instances ($(( $(date +%s) - S )) s)" >> $log
 N=150 timeout -k 5 50 deno run -A bench/device_instance_probe.ts >> $log 2>&1
+echo "== adapter limit ($(( $(date +%s) - S )) s)" >> $log
+N=1500 SECONDS=18 timeout -k 5 85 deno run -A bench/device_adapter_limit.ts >> $log 2>&1
 echo "== done ($(( $(date +%s) - S )) s)" >> $log
 cat $log
