@@ -58,6 +58,13 @@ one() {
   esac
   grep -qE 'double free|corrupted|panicked at|Segmentation fault' "$log" && verdict="$verdict; native error: $(grep -m1 -E 'double free|corrupted|panicked at|Segmentation fault' "$log")"
   printf '%-5s %4s %7.1fs  %-60s %s\n' "$([ "$rc" = 0 ] && echo ok || echo FAIL)" "$rc" "$(echo "$secs" | awk '{print $1/1000}')" "$file" "${summary:-no summary}${verdict:+  [$verdict]}"
+  # A failure brings its evidence along (the per-file logs may not leave the GPU machine): the failed tests and
+  # the start of Deno's error report, or, for a hang or crash, the log's last lines.
+  if [ "$rc" != 0 ]; then
+    { grep -E 'FAILED \(' "$log" | head -5
+      if grep -q '^ ERRORS' "$log"; then sed -n '/^ ERRORS/,$p' "$log" | head -30; else tail -15 "$log"; fi
+    } | sed 's/^/      | /'
+  fi
 }
 export -f one
 export LIMIT OUT
