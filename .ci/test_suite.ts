@@ -1,6 +1,6 @@
 /**
- * `deno task test`: the whole suite (every `*_test.ts` under `tests/`, then the
- * doc tests) in several `deno test` processes, one after another, and one
+ * `deno task test`: the whole suite (the doc tests, then every `*_test.ts`
+ * under `tests/`) in several `deno test` processes, one after another, and one
  * summary line over all of them in `deno test`'s own format, so that
  * `.ci/run` and a reader judge it as one run.
  *
@@ -107,11 +107,12 @@ function groups(paths: string[], doc: boolean): string[][] {
       return [p]; // let deno test name what is missing
     }
   });
+  if (paths.length === 0) {
+    for (const g of DOC_GROUPS) runs.push(["--doc", ...g]);
+  } else if (doc) runs.push(["--doc", ...paths]);
   if (paths.length === 0 || !doc) {
     for (let i = 0; i < files.length; i += GROUP) runs.push(files.slice(i, i + GROUP));
   }
-  if (paths.length === 0) { for (const g of DOC_GROUPS) runs.push(["--doc", ...g]); }
-  else if (doc) runs.push(["--doc", ...paths]);
   return runs;
 }
 
