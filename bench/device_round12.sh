@@ -35,7 +35,8 @@ timeout -k 5 "$(left 10)" deno test -A --no-check /tmp/iso/ > $OUT/iso.txt 2>&1
 echo "== isolates: $(grep -E '^(ok|FAILED) \|' $OUT/iso.txt); first failing: $(grep -m1 'FAILED (' $OUT/iso.txt)"
 wait
 for f in test_spec test_fast; do
-  echo "== $f"; grep -E "^suite:|^(ok|FAILED) \| [0-9]+ passed.*[0-9]+m?[0-9]*s\)$|^== " "$OUT/$f.txt" | tail -4
+  echo "== $f"; grep -E "^suite:|^(ok|FAILED) \| [0-9]+ passed|^running [0-9]+ tests? from ./src|^== " "$OUT/$f.txt" | grep -v "^running" | head -16
+  echo "   doc modules run: $(grep -c '^running [0-9]* tests\? from .*#' "$OUT/$f.txt")"
   grep -E "FAILED \(" "$OUT/$f.txt" | head -12
 done
 echo "== done after $(( $(date +%s) - S )) s"
