@@ -188,7 +188,9 @@ const steps = (n: number) => (n > 0 ? ` (${n} step${n === 1 ? "" : "s"})` : "");
 const secs = (performance.now() - started) / 1000;
 const time = secs >= 60 ? `${Math.floor(secs / 60)}m${Math.round(secs % 60)}s` : `${Math.round(secs)}s`;
 console.log(
-  `\nsuite: ${runs.length} deno test processes, at most ${GROUP} test modules each (why: .ci/test_suite.ts)`,
+  `\nsuite: ${runs.length} deno test process${
+    runs.length === 1 ? "" : "es"
+  }, at most ${GROUP} test modules each (why: .ci/test_suite.ts)`,
 );
 for (const p of problems) console.log(`suite: ${p}`);
 console.log(
