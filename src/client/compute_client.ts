@@ -879,6 +879,11 @@ export class ComputeClient<T extends Transport = "in-process"> implements Dispos
    * Worker, the device is destroyed there after the commands already queued,
    * then the Worker closes itself (`ended` resolves then); the process waits
    * for its thread at its end.
+   *
+   * The client's buffers are freed at once, but the driver's own memory for a
+   * device (about 200 MiB on an NVIDIA H100) goes back only when Deno's
+   * `GPUDevice` object is garbage-collected (a Worker's, when the Worker
+   * ends): keep one client for the process's work rather than one per task.
    */
   destroy(): void {
     this.link.destroy();
