@@ -4,12 +4,7 @@
 # first bench/device_memory_probe.ts runs next to the three files that failed alone (model_test hang, the doc tests,
 # fast_reads_test; their logs kept), then `deno task test` runs alone with every output line time-stamped.
 # BUDGET (seconds, default 585). Through the device tool with carry [".device"]: BUDGET=585 bash bench/device_round10.sh
-source .device/setup.sh > "$OUT/setup.txt" 2>&1
-export XDG_RUNTIME_DIR=/tmp/xdg NO_COLOR=1 DENO_WEBGPU_BACKEND=vulkan
-mkdir -p $XDG_RUNTIME_DIR && chmod 700 $XDG_RUNTIME_DIR
-S=$(date +%s)
-B=${BUDGET:-585}
-left() { echo $(( B - ($(date +%s) - S) - ${1:-5} )); }
+source bench/_device_call.sh 585
 ulimit -n > "$OUT/limits.txt"; ulimit -Hn >> "$OUT/limits.txt"; nvidia-smi >> "$OUT/limits.txt" 2>&1
 (
   while true; do

@@ -3,10 +3,7 @@
 # bench/device_adapter_limit.ts (each mode until no adapter is found), bench/device_instance_probe.ts (Workers, one
 # instance each), then `deno test` over 150 generated files that each make three clients (one isolate, one instance
 # each). Through the device tool with carry [".device"]: bash bench/device_round11.sh
-source .device/setup.sh > "$OUT/setup.txt" 2>&1
-export XDG_RUNTIME_DIR=/tmp/xdg NO_COLOR=1 DENO_WEBGPU_BACKEND=vulkan
-mkdir -p $XDG_RUNTIME_DIR && chmod 700 $XDG_RUNTIME_DIR
-S=$(date +%s)
+source bench/_device_call.sh 320
 log=$OUT/log.txt
 cat "$OUT/setup.txt" > $log
 mkdir -p /tmp/iso

@@ -3,12 +3,7 @@
 # modules per deno test process), spec reads and fast reads side by side, three processes at once each; beside them
 # the isolate probe of device_round11.sh (120 generated test files, three clients each, in one deno test process).
 # BUDGET (seconds, default 320), JOBS (deno test processes at once per run, default 3), FAST=0 (spec reads only). Through the device tool with carry [".device"]: BUDGET=320 bash bench/device_round12.sh
-source .device/setup.sh > "$OUT/setup.txt" 2>&1
-export XDG_RUNTIME_DIR=/tmp/xdg NO_COLOR=1 DENO_WEBGPU_BACKEND=vulkan
-mkdir -p $XDG_RUNTIME_DIR && chmod 700 $XDG_RUNTIME_DIR
-S=$(date +%s)
-B=${BUDGET:-320}
-left() { echo $(( B - ($(date +%s) - S) - ${1:-5} )); }
+source bench/_device_call.sh 320
 cat "$OUT/setup.txt"
 deno check mod.ts server.ts tune.ts tests/ .ci/test_suite.ts > "$OUT/check.txt" 2>&1 || { cat "$OUT/check.txt"; exit 1; }
 echo "checked in $(( $(date +%s) - S )) s"

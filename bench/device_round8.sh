@@ -4,14 +4,9 @@
 # (50 runs each), all with DENO_WEBGPU_BACKEND=vulkan. Running them side by side loads the host and the GPU more than
 # any one of them alone would. BUDGET (seconds, default 585) caps the call. Through the device tool, carry [".device"]:
 #   BUDGET=585 bash bench/device_round8.sh
-source .device/setup.sh > "$OUT/setup.txt" 2>&1
-export XDG_RUNTIME_DIR=/tmp/xdg NO_COLOR=1 DENO_WEBGPU_BACKEND=vulkan
-mkdir -p $XDG_RUNTIME_DIR && chmod 700 $XDG_RUNTIME_DIR
-S=$(date +%s)
-B=${BUDGET:-585}
+source bench/_device_call.sh 585
 deno check mod.ts server.ts tune.ts tests/ > "$OUT/check.txt" 2>&1
 echo "checked in $(( $(date +%s) - S )) s" >> "$OUT/check.txt"
-left() { echo $(( B - ($(date +%s) - S) - ${1:-5} )); }
 task() { # NAME [ENV=V]: deno task test, its wall time at the end of its log
   local name="$1" t0=$(date +%s%N); shift
   env "$@" timeout -k 5 "$(left 8)" deno task test > "$OUT/$name.txt" 2>&1
