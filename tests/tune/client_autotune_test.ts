@@ -17,7 +17,11 @@ const fast = defineKernel({
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) { if (g.x < arrayLength(&x)) { x[g.x] += 1u; } }`,
 });
 
-/** x[i] += 1 after spinning `n` (info word) iterations: the same result, much slower. */
+/**
+ * x[i] += 1 after spinning `n` (info word) iterations: the same result, much slower. The loop's result is used (the
+ * add grows by one only if it ends at 1, which 20,000 steps of it never do: they end at 2,859,008,672), so no shader
+ * compiler may drop the loop; with `acc * 0u` Mesa's GL path dropped it, and "slow" won the tuning now and then.
+ */
 const slow = defineLoopKernel({
   name: "autotune-slow",
   wgsl: `@group(0) @binding(0) var<storage, read_write> x: array<u32>;
@@ -25,7 +29,7 @@ const slow = defineLoopKernel({
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
   var acc = 0u;
   for (var i = 0u; i < n; i++) { acc = acc * 1664525u + 1013904223u; }
-  if (g.x < arrayLength(&x)) { x[g.x] += 1u + acc * 0u; }
+  if (g.x < arrayLength(&x)) { x[g.x] += 1u + select(0u, 1u, acc == 1u); }
 }`,
 }, ({ info }) => info[0]!);
 
