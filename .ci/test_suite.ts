@@ -10,8 +10,9 @@
  * no adapter at all once about 32 such modules had run (the doc tests alone
  * failed at their 30th), while every file alone passed and the GPU memory,
  * threads and file descriptors of the process were back at their baselines
- * between files. The 100 worker clients started before it did not bring it sooner. So no process here
- * runs more than `DENOGPU_TEST_GROUP` test modules (default 20).
+ * between files; the 100 worker clients started before it did not bring it
+ * sooner. So no process here runs more than `DENOGPU_TEST_GROUP` test modules
+ * (default 20).
  *
  * Usage (what the task runs):
  * `deno run --allow-run --allow-read --allow-env .ci/test_suite.ts [flags] [paths]`.
