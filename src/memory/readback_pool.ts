@@ -68,6 +68,15 @@ export interface Leftover {
   settled: boolean;
 }
 
+/** Whether buffers may be mapped early again while an earlier early map's leftover is pending. */
+export interface ReusePolicy {
+  /** True where the fast-read self-test verified that this reads the right bytes. */
+  readonly reuseCooling: boolean;
+}
+
+/** The policy of a buffer outside a pool: never reuse while cooling. */
+const NO_REUSE: ReusePolicy = { reuseCooling: false };
+
 /** One `MAP_READ | COPY_DST` buffer lent for read-backs. */
 export class ReadbackBuffer {
   /** The buffer. */
@@ -81,6 +90,7 @@ export class ReadbackBuffer {
   #waiters: (() => void)[] = [];
   #early = false;
   #doomed = false;
+  #policy: ReusePolicy;
   /** Told of every early map (its pool watches how long leftovers stay pending). */
   onEarlyMap: ((leftover: Leftover) => void) | null = null;
   /** Told when the leftover of an early map settles. */
@@ -93,8 +103,9 @@ export class ReadbackBuffer {
    * @param size Bytes.
    * @param label The GPU label.
    */
-  constructor(device: GPUDevice, size: number, label: string) {
+  constructor(device: GPUDevice, size: number, label: string, policy: ReusePolicy = NO_REUSE) {
     this.size = size;
+    this.#policy = policy;
     this.buffer = device.createBuffer({ label, size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   }
 
@@ -115,18 +126,16 @@ export class ReadbackBuffer {
 
   /**
    * Maps bytes `[0, bytes)` for reading. With `early` on a primed buffer (not
-   * cooling, unless `reuse`), the mapping is complete when this returns
-   * (null); else the returned promise settles when it is (the spec path,
-   * which primes it).
+   * cooling, unless its policy says `reuseCooling`), the mapping is complete
+   * when this returns (null); else the returned promise settles when it is
+   * (the spec path, which primes it).
    *
    * @param bytes Bytes to map (a multiple of 4).
    * @param early Map early when the buffer allows it.
-   * @param reuse Map early even while an earlier map's leftover is pending
-   * (verified safe by the fast-read self-test; see `ReadbackPool.reuseCooling`).
    * @returns Null when mapped early, else the awaited map.
    */
-  map(bytes: number, early: boolean, reuse = false): Promise<void> | null {
-    if (early && this.#primed && (this.#pending === 0 || (reuse && !this.#early))) {
+  map(bytes: number, early: boolean): Promise<void> | null {
+    if (early && this.#primed && (this.#pending === 0 || (this.#policy.reuseCooling && !this.#early))) {
       const leftover: Leftover = { at: performance.now(), settled: false };
       const settle = () => {
         leftover.settled = true;
@@ -190,7 +199,7 @@ export class ReadbackBuffer {
 }
 
 /** Read-back staging buffers of one stream. */
-export class ReadbackPool {
+export class ReadbackPool implements ReusePolicy {
   #device: GPUDevice;
   #label: string;
   #maxBufferSize: number;
@@ -217,13 +226,7 @@ export class ReadbackPool {
   #turnAt = 0;
   #created = 0;
   #fallbacks = 0;
-  /**
-   * Whether fast reads map a primed buffer early again while the leftover of
-   * its last early map is pending (set when the fast-read self-test verified
-   * that this reads the right bytes on this Deno and driver). Then a steady
-   * loop of reads reuses a few buffers, and no read waits for a leftover.
-   */
-  reuseCooling = false;
+  #fastReads: { readonly reuse: boolean } | null;
 
   /**
    * Creates the instance.
@@ -231,10 +234,24 @@ export class ReadbackPool {
    * @param device The device.
    * @param options Label prefix of the buffers, and the device's `maxBufferSize`.
    */
-  constructor(device: GPUDevice, options: { label: string; maxBufferSize: number }) {
+  constructor(
+    device: GPUDevice,
+    options: { label: string; maxBufferSize: number; fastReads?: { readonly reuse: boolean } },
+  ) {
     this.#device = device;
     this.#label = options.label;
     this.#maxBufferSize = options.maxBufferSize;
+    this.#fastReads = options.fastReads ?? null;
+  }
+
+  /**
+   * Whether fast reads map a primed buffer early again while the leftover of
+   * its last early map is pending: where the device's fast-read self-test
+   * verified that this reads the right bytes on this Deno and driver. Then a
+   * steady loop of reads reuses a few buffers, and no read waits for a leftover.
+   */
+  get reuseCooling(): boolean {
+    return this.#fastReads?.reuse ?? false;
   }
 
   /** Buffers created so far. */
@@ -363,6 +380,7 @@ export class ReadbackPool {
       this.#device,
       cls,
       `${this.#label} readback ${formatBytesExact(cls)} #${this.#created}`,
+      this,
     );
     b.onEarlyMap = this.#onEarlyMap;
     b.onLeftoverSettled = this.#onLeftoverSettled;
@@ -434,7 +452,7 @@ export class ReadbackPool {
   async waitIdle(): Promise<void> {
     const probe = this.acquire(MIN_CLASS, true);
     try {
-      const wait = probe.map(MIN_CLASS, true, this.reuseCooling);
+      const wait = probe.map(MIN_CLASS, true);
       this.primeWanted(); // the device is idle now: the primings' own polls cost nothing
       if (wait !== null) await wait;
       probe.unmap();

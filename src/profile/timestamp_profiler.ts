@@ -317,9 +317,8 @@ export class TimestampProfiler {
   /** Maps the batches' readback buffers (early where allowed), settling once every one is mapped. */
   #map(batches: readonly Batch[], early: boolean): Promise<void> {
     const waits: Promise<void>[] = [];
-    const reuse = this.#readbacks?.pool.reuseCooling ?? false;
     for (const b of batches) {
-      const w = b.readback.map(b.bytes, early, reuse);
+      const w = b.readback.map(b.bytes, early);
       if (w !== null) waits.push(w);
     }
     if (early) this.#readbacks?.pool.primeWanted();

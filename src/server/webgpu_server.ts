@@ -129,9 +129,7 @@ export class WebGpuServer implements ComputeServer, DeviceLink {
       throw e;
     }
     await server.#ctx.fastReads.start(acquired.device, options.fastReads); // guarded: off, with a warning, when unverified
-    if (server.#ctx.fastReads.active) {
-      for (const id of server.streamIds()) server.stream(id).stockStaging(server.#ctx.fastReads.reuse);
-    }
+    if (server.#ctx.fastReads.active) { for (const id of server.streamIds()) server.stream(id).stockStaging(); }
     return server;
   }
 

@@ -64,11 +64,9 @@ export class Stream implements QueueHost {
    * when fast reads turn on, and for every stream made after. Where the
    * self-test verified reuse, a few per class do; else enough to cover the
    * ~11 ms each rests after a read.
-   *
-   * @param reuse Whether staging buffers are reused before their leftover maps settle.
    */
-  stockStaging(reuse: boolean): void {
-    this.staging.reuseCooling = reuse;
+  stockStaging(): void {
+    const reuse = this.staging.reuseCooling;
     this.staging.stock([SEGMENT_MIN_EARLY], reuse ? 8 : 128);
     this.staging.stock([MIN_CLASS], reuse ? 8 : 64);
   }
@@ -140,8 +138,9 @@ export class Stream implements QueueHost {
     this.staging = new ReadbackPool(parts.ctx.device, {
       label: this.label,
       maxBufferSize: s.maxBufferSize,
+      fastReads: parts.ctx.fastReads,
     });
-    if (parts.ctx.fastReads.active) this.stockStaging(parts.ctx.fastReads.reuse);
+    if (parts.ctx.fastReads.active) this.stockStaging();
     this.#reader = new StreamReader(this, parts.ctx);
     this.queue = new CommandQueue(parts.ctx, this, this.#arena);
     const ctx = parts.ctx;

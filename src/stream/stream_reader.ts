@@ -234,7 +234,7 @@ export class StreamReader {
   async #map(segments: readonly Segment[], early: boolean): Promise<void> {
     const waits: Promise<void>[] = [];
     for (const s of segments) {
-      const w = s.lent.map(s.used, early, this.#stream.staging.reuseCooling);
+      const w = s.lent.map(s.used, early);
       if (w !== null) waits.push(w);
     }
     if (early) this.#stream.staging.primeWanted();
