@@ -176,6 +176,16 @@ export function interleave(
   }
 }
 
+/** The median of `xs` (the upper one of an even count). */
+export function median(xs: readonly number[]): number {
+  return [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
+}
+
+/** The mean of `xs`. */
+export function mean(xs: readonly number[]): number {
+  return xs.reduce((s, x) => s + x, 0) / xs.length;
+}
+
 /**
  * The ratio of two builds measured round by round: per round, the median of
  * `a`'s block ÷ the median of `b`'s block (the two ran back to back in that
@@ -192,8 +202,7 @@ export function pairedRatio(
   a: readonly (readonly number[])[],
   b: readonly (readonly number[])[],
 ): { median: number; q1: number; q3: number; min: number } {
-  const mid = (xs: readonly number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
-  const ratios = a.map((block, r) => mid(block) / mid(b[r]!)).sort((x, y) => x - y);
+  const ratios = a.map((block, r) => median(block) / median(b[r]!)).sort((x, y) => x - y);
   const at = (q: number) => ratios[Math.min(ratios.length - 1, Math.floor(q * ratios.length))]!;
   return {
     median: at(0.5),

@@ -26,7 +26,7 @@
  */
 
 import * as NEW from "../mod.ts";
-import { bindBuffers, blockUntilIdle, interleave, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, blockUntilIdle, interleave, median, rawPipelines, storageLayout } from "./_raw.ts";
 
 type Runtime = typeof NEW;
 const N = Number(Deno.env.get("N") ?? 1024);
@@ -147,7 +147,6 @@ for (const name of names) for (let i = 0; i < WARMUP; i++) all[name]!();
 interleave(names, ROUNDS, (name) => {
   for (let i = 0; i < BLOCK; i++) times[name]!.push(all[name]!());
 });
-const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
 const perLaunch = (ms: number) => (ms * 1e6 / N).toFixed(0).padStart(6);
 console.log(`${N} launches per iteration, ${ROUNDS * BLOCK} iterations each; ns per launch (median); ÷ floor (median)`);
 for (const name of names) {

@@ -35,6 +35,8 @@ import {
   encodeAlternating,
   formatPaired,
   interleave,
+  mean,
+  median,
   pairedRatio,
   rawPipelines,
   storageLayout,
@@ -135,8 +137,6 @@ interleave(names, ROUNDS, (name) => {
   times[name]!.push(...block);
   rounds[name]!.push(block);
 });
-const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
-const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
 const perDispatch = (ms: number) => (ms * 1e6 / dispatches).toFixed(0).padStart(6);
 console.log(`L=${L}, ${dispatches} dispatches per iteration; ns per dispatch, mean and median; ÷ floor (mean)`);
 for (const name of names) {

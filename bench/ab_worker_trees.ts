@@ -17,7 +17,7 @@
  */
 
 import * as NEW from "../mod.ts";
-import { formatPaired, interleave, pairedRatio } from "./_raw.ts";
+import { formatPaired, interleave, mean, median, pairedRatio } from "./_raw.ts";
 
 type Runtime = typeof NEW;
 const oldPath = Deno.env.get("OLD");
@@ -76,8 +76,6 @@ for (const name of order) {
   times[name]!.push(...block);
   rounds[name]!.push(block);
 }
-const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
-const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
 const perLaunch = (ms: number) => (ms * 1e6 / N).toFixed(0).padStart(6);
 console.log(`worker client, ${N} launches per iteration; main-thread ns per launch, mean and median`);
 for (const name of names) {

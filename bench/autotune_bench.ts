@@ -29,6 +29,7 @@
 
 import { createClient, type Handle } from "../mod.ts";
 import { defineMatmulSet, type MatmulInput } from "../examples/_matmul_set.ts";
+import { median } from "./_raw.ts";
 
 const env = (k: string) =>
   Deno.permissions.querySync({ name: "env", variable: k }).state === "granted" ? Deno.env.get(k) : undefined;
@@ -77,8 +78,6 @@ function random(n: number, seed: number): Float32Array {
   }
   return out;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 /** Median device milliseconds of one candidate's dispatch, or undefined when it fails. */
 async function measure(run: () => unknown): Promise<number | undefined> {

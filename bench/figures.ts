@@ -28,7 +28,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { bindBuffers, EarlyMapRing, interleave, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
+import { bindBuffers, EarlyMapRing, interleave, median, rawPipelines, storageLayout, TINY_WGSL } from "./_raw.ts";
 
 const env = (k: string) =>
   Deno.permissions.querySync({ name: "env", variable: k }).state === "granted" ? Deno.env.get(k) : undefined;
@@ -51,7 +51,6 @@ if (!client.fastReads) console.warn(`fast reads are off: ${client.server.fastRea
 const tiny = defineKernel({ name: "tiny", wgsl: TINY_WGSL });
 const add = defineKernel({ name: "add64", wgsl: ADD_WGSL });
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;

@@ -17,7 +17,7 @@
  */
 
 import { createClient, defineKernel } from "../mod.ts";
-import { FOUR_BUFFERS_INFO_WGSL, TINY_WGSL } from "./_raw.ts";
+import { FOUR_BUFFERS_INFO_WGSL, mean, median, TINY_WGSL } from "./_raw.ts";
 
 const L = 1024;
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 400);
@@ -59,8 +59,6 @@ for (let r = 0; r < WARMUP + ROUNDS; r++) {
   }
 }
 
-const median = (a: number[]) => [...a].sort((p, q) => p - q)[a.length >> 1]!;
-const mean = (a: number[]) => a.reduce((p, q) => p + q, 0) / a.length;
 console.log(`${ROUNDS} rounds of ${L} launches; ns per launch, median and mean`);
 for (const k of names) {
   const t = times.get(k)!;
