@@ -128,29 +128,37 @@ Deno.test("a self-test that reads wrong bytes, or throws, leaves fast reads off 
   }
 });
 
-Deno.test("with fast reads, a read and a sync settle before a zero-delay timer: no map wait", async () => {
+Deno.test("with fast reads, reads and syncs take no map wait: none takes the spec path, and they settle before a zero-delay timer", async () => {
   await withClient(async (client) => {
     if (!client.fastReads) return; // not a verified Deno: the spec path, checked everywhere else
     await warm(client);
     const x = client.create(new Uint32Array(64).fill(5));
     const pool = client.server.stream(0).staging;
+    // Before each measured call, every leftover map has settled: its staging buffers are ready again, so no
+    // call may take the spec path, and none finds an old leftover due (settling one takes an event loop turn,
+    // by design, and that turn would lose the race to the timer).
+    const settled = async () => {
+      for (let t = 0; pool.leftovers > 0 && t < 400; t++) await sleep(5);
+      assert.equal(pool.leftovers, 0, "the leftover maps settled within 2 s");
+    };
     const fallbacks = pool.fallbacks;
-    // A read that finds its staging buffers still resting takes the spec path once, by design; on a loaded
-    // machine that can happen to one round. A broken fast path makes every round wait Deno's ~10 ms.
     let reads = 0;
     let syncs = 0;
     for (let i = 0; i < 5; i++) {
+      await settled();
       client.launch(incKernel, [1], [x]);
       if (await beforeATimer(client.read(x, Uint32Array).then((v) => assert.equal(v[63], 6 + 2 * i)))) reads++;
+      await settled();
       client.launch(incKernel, [1], [x]);
       if (await beforeATimer(client.sync())) syncs++;
       assert.equal((await client.read(x, Uint32Array))[0], 7 + 2 * i);
-      await sleep(30); // the leftover maps settle (Deno's 10 ms), so the next round finds its buffers ready
     }
-    // The spec-path reads among them tell a lost race (a busy GPU) from a read that waited for Deno's map sleep.
-    const spec = `${pool.fallbacks - fallbacks} took the spec path`;
-    assert.ok(reads >= 4, `${reads} of 5 reads settled before a zero-delay timer; ${spec}`);
-    assert.ok(syncs >= 4, `${syncs} of 5 syncs settled before a zero-delay timer; ${spec}`);
+    assert.equal(pool.fallbacks - fallbacks, 0, "reads and syncs that took the spec path");
+    // The spec path waits Deno's ~10 ms map sleep in every call, so it never beats the timer. A call on a busy
+    // GPU whose own map outlasts 12 ms takes a turn for its leftover and loses the race without any map wait
+    // (seen on an H100 shared by a dozen test processes): one win in five shows the path.
+    assert.ok(reads >= 1, `${reads} of 5 reads settled before a zero-delay timer`);
+    assert.ok(syncs >= 1, `${syncs} of 5 syncs settled before a zero-delay timer`);
   }, FAST);
 });
 

@@ -135,6 +135,34 @@ export const CASES: Record<string, () => Promise<void>> = {
     w.destroy();
     await w.ended;
   },
+  /** The worker's device is lost while a read waits; the Worker ends itself. */
+  async lostWithReadPending() {
+    const c = noted(await createClient({ worker: true }));
+    const x = c.create(new Uint32Array(64));
+    c.launch(inc, [1], [x]);
+    check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+    const lost = c.connection.call({ method: "simulateLoss" });
+    const pending = c.read(x).then(() => Promise.reject(new Error("read after the loss did not fail")), () => {});
+    await pending;
+    await lost.catch(() => {});
+    await c.ended;
+    c.destroy();
+  },
+  /** The worker's device is lost with nothing pending, then a new worker client works. */
+  async lostThenAnother() {
+    const c = noted(await createClient({ worker: true }));
+    const x = c.create(new Uint32Array(64));
+    c.launch(inc, [1], [x]);
+    check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+    await c.connection.call({ method: "simulateLoss" }).catch(() => {});
+    await c.ended;
+    const d = noted(await createClient({ worker: true }));
+    const y = d.create(new Uint32Array(64));
+    d.launch(inc, [1], [y]);
+    check((await d.read(y, Uint32Array))[0]!, 1, "y[0]");
+    d.destroy();
+    await d.ended;
+  },
   /** Destroyed, and the program ends without awaiting `ended`. */
   async notAwaited() {
     const c = noted(await createClient({ worker: true }));
