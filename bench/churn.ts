@@ -153,6 +153,8 @@ for (const memory of LAYOUTS) {
     if (Deno.env.get("REPORT")) console.log(formatMemoryReport(client.memoryReport()));
     run.releaseAll();
     client.destroy();
+    // A destroyed device keeps its driver memory until collected: 120 clients in one process ran an H100 out.
+    (globalThis as { gc?: () => void }).gc?.();
   }
   const line = (what: string, set: typeof rows) => {
     if (set.length === 0) return;

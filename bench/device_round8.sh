@@ -23,5 +23,5 @@ wait
 rm -rf "$OUT"/exit/logs "$OUT"/suite1/logs "$OUT"/suite2/logs
 for f in suite1 suite2; do grep -v '^ok ' "$OUT/$f.txt"; done
 cat "$OUT/exit.txt"
-for f in test_spec test_fast; do echo "== $f"; grep -E '^(ok|FAILED) \||^suite:|^== rc' "$OUT/$f.txt" | tail -14; grep -E 'FAILED \(' "$OUT/$f.txt" | head -10; done
+for f in test_spec test_fast; do echo "== $f"; grep -E '^(ok|FAILED) \||^suite:|^== rc' "$OUT/$f.txt" | tail -14; grep -E 'FAILED \(' "$OUT/$f.txt" | head -10; sed -n '/^ ERRORS $/,/^ FAILURES $/p' "$OUT/$f.txt" | head -80; done
 echo "== all done after $(( $(date +%s) - S )) s"

@@ -20,8 +20,8 @@ timeout $(cap 40) python3 bench/torch_ref.py >> $log 2>&1
 echo "== indirect A/B ($(( $(date +%s) - S )) s)" >> $log
 timeout $(cap 40) deno run -A bench/ab_shared_count.ts 2>&1 | tail -8 >> $log
 echo "== churn ($(( $(date +%s) - S )) s)" >> $log
-timeout $(cap 60) deno run --allow-env bench/churn.ts 2>&1 | tail -4 >> $log
-LATENCY=1 SEEDS=101-104 timeout $(cap 35) deno run --allow-env bench/churn.ts 2>&1 | grep -v " seed " | tail -8 >> $log
+timeout $(cap 60) deno run --v8-flags=--expose-gc --allow-env bench/churn.ts 2>&1 | tail -4 >> $log
+LATENCY=1 SEEDS=101-104 timeout $(cap 35) deno run --v8-flags=--expose-gc --allow-env bench/churn.ts 2>&1 | grep -v " seed " | tail -8 >> $log
 for t in self base old; do
   echo "== A/B launch + replay against $t ($(( $(date +%s) - S )) s)" >> $log
   OLD=.device/$t L=10 ROUNDS=20 timeout $(cap 40) deno run --allow-env --allow-read bench/ab_trees.ts 2>&1 | tail -6 >> $log
