@@ -121,6 +121,14 @@ interface Outcome {
   tally: Tally | null;
   status: number;
   output: string;
+  /** The test that had started and not finished when the output ended (the one a crash cut short), or null. */
+  running: string | null;
+}
+
+/** The test a line of Deno's report starts (`name ...`), finishes (null) or leaves as it was (undefined). */
+function testLine(line: string): string | null | undefined {
+  if (line.endsWith(" ...")) return line.slice(0, -4);
+  return / \.\.\. (ok|FAILED|ignored)\b/.test(line) ? null : undefined;
 }
 
 /** Runs one `deno test`, echoing (or, with `buffer`, keeping) its output. */
@@ -128,7 +136,13 @@ async function runOne(args: string[], buffer: boolean): Promise<Outcome> {
   const child = new Deno.Command(Deno.execPath(), { args: ["test", ...args], stdout: "piped", stderr: "piped" })
     .spawn();
   let tally: Tally | null = null;
+  let running: string | null = null;
   let kept = "";
+  const scanLine = (l: string) => {
+    tally = parseSummary(l) ?? tally;
+    const r = testLine(l);
+    if (r !== undefined) running = r;
+  };
   const pump = async (stream: ReadableStream<Uint8Array>, sink: (s: string) => void, scan: boolean) => {
     let rest = "";
     for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
@@ -138,9 +152,9 @@ async function runOne(args: string[], buffer: boolean): Promise<Outcome> {
       rest += chunk;
       const lines = rest.split("\n");
       rest = lines.pop()!;
-      for (const l of lines) tally = parseSummary(l) ?? tally;
+      for (const l of lines) scanLine(l);
     }
-    if (scan && rest !== "") tally = parseSummary(rest) ?? tally;
+    if (scan && rest !== "") scanLine(rest);
   };
   const encoder = new TextEncoder();
   const out = (s: string) => void Deno.stdout.writeSync(encoder.encode(s));
@@ -150,7 +164,7 @@ async function runOne(args: string[], buffer: boolean): Promise<Outcome> {
     pump(child.stderr, err, false),
     child.status,
   ]);
-  return { tally, status: status.code, output: kept };
+  return { tally, status: status.code, output: kept, running };
 }
 
 const { flags, paths, doc } = splitArgs(Deno.args);
@@ -176,7 +190,8 @@ outcomes.forEach((o, i) => {
   const what = runs[i]!.slice(FLAGS.length + flags.length).join(" ");
   if (o.tally === null) {
     total.failed++;
-    problems.push(`deno test ${what}: exited with status ${o.status} before its summary`);
+    const inTest = o.running === null ? "" : `, in the test "${o.running}"`;
+    problems.push(`deno test ${what}: exited with status ${o.status} before its summary${inTest}`);
   } else {
     for (const k of Object.keys(total) as (keyof Tally)[]) total[k] += o.tally[k];
     if (o.status !== 0 && o.tally.failed === 0) {

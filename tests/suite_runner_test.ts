@@ -57,7 +57,7 @@ Deno.test("the suite runner runs at most DENOGPU_TEST_GROUP modules per process 
   }
 });
 
-Deno.test("the suite runner fails when one module fails, and counts a process that dies before its summary", async () => {
+Deno.test("the suite runner fails when one module fails, and counts a process that dies before its summary, naming the test it died in", async () => {
   const dir = await folder({
     ...PASSING,
     "f_test.ts": 'Deno.test("f1", () => {\n  throw new Error("planted failure");\n});\n',
@@ -71,7 +71,9 @@ Deno.test("the suite runner fails when one module fails, and counts a process th
     // counts as one more failure.
     assert.match(total, /^FAILED \| 6 passed \(2 steps\) \| 2 failed \| 1 ignored/);
     assert.ok(
-      lines.some((l) => /^suite: deno test .*g_test\.ts: exited with status \d+ before its summary$/.test(l)),
+      lines.some((l) =>
+        /^suite: deno test .*g_test\.ts: exited with status \d+ before its summary, in the test "g1"$/.test(l)
+      ),
       lines.join("\n"),
     );
   } finally {

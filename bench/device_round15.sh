@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Issue 28's acceptance runs, one kind at a time (run 36 ran them side by side: about 16 Deno processes on one
+# host and GPU, where a timer test and two child-process exit tests failed once each). PART picks the call:
+#   PART=tests  `deno task test` with fast reads, then with spec reads (DENOGPU_TEST_JOBS=4 each), then the five
+#               exit programs (RUNS=50, JOBS=6) with what the budget leaves;
+#   PART=suite  the device suite twice, one run after the other (JOBS=6, LIMIT=240).
+# Each prints its summaries, every failed test's error report, and any process that ended before its summary
+# (the runner names the test it was in). BUDGET (seconds, default 580) caps the
+# call. Through the device tool, carry [".device"]:
+#   PART=tests BUDGET=580 bash bench/device_round15.sh
+source bench/_device_call.sh 580
+cat "$OUT/setup.txt"
+report() { # FILE: summaries, processes that died, the test each was in, error reports
+  grep -E '^(ok|FAILED) \||^suite:.*(status|signal)|^== ' "$1" | tail -24
+  sed -n '/^ ERRORS $/,/^ FAILURES $/p' "$1" | head -80
+}
+case "${PART:-tests}" in
+  tests)
+    for mode in fast spec; do
+      t0=$(date +%s)
+      DENOGPU_TEST_FAST_READS=$([ $mode = fast ] && echo 1) DENOGPU_TEST_JOBS=4 \
+        timeout -k 5 "$(left 10)" deno task test > "$OUT/$mode.txt" 2>&1
+      echo "== deno task test, $mode reads: rc $? after $(( $(date +%s) - t0 )) s" >> "$OUT/$mode.txt"
+      report "$OUT/$mode.txt"
+      rm -f "$OUT/$mode.txt"
+    done
+    if [ "$(left 30)" -gt 60 ]; then
+      OUT=$OUT/exit RUNS=50 JOBS=6 LIMIT=60 timeout -k 5 "$(left 10)" bash bench/exit_runs.sh 2>&1 | tail -8
+      rm -rf "$OUT/exit/logs"
+    fi
+    ;;
+  suite)
+    for i in 1 2; do
+      OUT=$OUT/suite$i JOBS=6 LIMIT=240 timeout -k 5 "$(left 10)" bash bench/device_suite.sh > "$OUT/suite$i.txt" 2>&1
+      grep -v '^ok ' "$OUT/suite$i.txt" | head -120
+      rm -rf "$OUT/suite$i"
+    done
+    ;;
+esac
+echo "== all done after $(( $(date +%s) - S )) s"
