@@ -32,11 +32,13 @@ import * as NEW from "../mod.ts";
 import {
   bindBuffers,
   blockUntilIdle,
+  COPY_WGSL,
   encodeAlternating,
   formatPaired,
   interleave,
   mean,
   median,
+  MIX_WGSL,
   pairedRatio,
   rawPipelines,
   storageLayout,
@@ -56,14 +58,8 @@ const BLOCK = Number(Deno.env.get("BLOCK") ?? 20);
 const WARMUP = Number(Deno.env.get("WARMUP") ?? 300);
 const reps = Math.ceil(1024 / L);
 const dispatches = reps * L;
-const WGSL = (body: string) => `
-@group(0) @binding(0) var<storage, read_write> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> b: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&a)) { ${body} }
-}`;
-const MIX = WGSL("a[g.x] = a[g.x] * 0.5 + b[g.x];");
-const COPY = WGSL("b[g.x] = a[g.x];");
+const MIX = MIX_WGSL;
+const COPY = COPY_WGSL;
 
 /** One build's cases: its launch loop and its replay loop, in ms per iteration. */
 async function cases(runtime: Runtime, name: string) {

@@ -6,12 +6,7 @@
 # the task's summary. BUDGET (seconds, default 300) caps the call. Through the device tool, carry [".device"]:
 #   BUDGET=300 bash bench/device_round14.sh
 source bench/_device_call.sh 300
-FILES="tests/stream/gpu_errors_test.ts tests/stream/hold_test.ts tests/stream/launch_encoding_test.ts
-tests/stream/read_staging_test.ts tests/stream/streams_test.ts tests/suite_runner_test.ts tests/tune/client_autotune_test.ts
-tests/tune/matmul_test.ts tests/tune/noise_test.ts tests/tune/profile_measurer_test.ts tests/tune/tune_file_paths_test.ts
-tests/tune/tune_plan_test.ts tests/tune/tune_store_test.ts tests/tune/tuner_test.ts tests/worker/backend_advice_test.ts
-tests/worker/command_ring_test.ts tests/worker/error_codec_test.ts tests/worker/exit_status_test.ts
-tests/worker/shared_buffers_test.ts tests/worker/worker_client_test.ts"
+source bench/_crash_modules.sh
 deno cache $FILES > /dev/null 2>&1
 errors() { # FILE: each failed test's error report (between ERRORS and FAILURES), at most 80 lines
   sed -n '/^ ERRORS $/,/^ FAILURES $/p' "$1" | head -80

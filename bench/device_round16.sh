@@ -14,12 +14,7 @@ cat "$OUT/setup.txt"
 mkdir -p /tmp/gdbroot && for f in .device/gdb/*.deb; do dpkg -x "$f" /tmp/gdbroot; done
 GDB=(env LD_LIBRARY_PATH=/tmp/gdbroot/usr/lib/x86_64-linux-gnu PYTHONHOME=/tmp/gdbroot/usr /tmp/gdbroot/usr/bin/gdb)
 "${GDB[@]}" --version | head -1 || { echo "gdb does not start here"; exit 1; }
-FILES="tests/stream/gpu_errors_test.ts tests/stream/hold_test.ts tests/stream/launch_encoding_test.ts
-tests/stream/read_staging_test.ts tests/stream/streams_test.ts tests/suite_runner_test.ts tests/tune/client_autotune_test.ts
-tests/tune/matmul_test.ts tests/tune/noise_test.ts tests/tune/profile_measurer_test.ts tests/tune/tune_file_paths_test.ts
-tests/tune/tune_plan_test.ts tests/tune/tune_store_test.ts tests/tune/tuner_test.ts tests/worker/backend_advice_test.ts
-tests/worker/command_ring_test.ts tests/worker/error_codec_test.ts tests/worker/exit_status_test.ts
-tests/worker/shared_buffers_test.ts tests/worker/worker_client_test.ts"
+source bench/_crash_modules.sh
 deno cache $FILES > /dev/null 2>&1
 one() { # I: one run under gdb; prints its end, and on a signal the backtrace
   timeout -k 5 "$(left 10)" "${GDB[@]}" -q -batch -ex "set pagination off" -ex "handle SIGPIPE nostop noprint" \

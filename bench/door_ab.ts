@@ -13,7 +13,7 @@
  * ```
  */
 
-import { median } from "./_raw.ts";
+import { COPY_WGSL, median, MIX_WGSL } from "./_raw.ts";
 
 const oldPath = Deno.env.get("OLD");
 if (!oldPath) {
@@ -21,12 +21,6 @@ if (!oldPath) {
   Deno.exit(2);
 }
 
-const WGSL = (body: string) => `
-@group(0) @binding(0) var<storage, read_write> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> b: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&a)) { ${body} }
-}`;
 const CHECKS = 1_000_000;
 const SAMPLES = 30;
 
@@ -54,8 +48,8 @@ async function door(root: string): Promise<() => number> {
       },
       memory: { maxPageSize: 1 << 27 },
     });
-  const mix = mod.defineKernel({ name: "mix", wgsl: WGSL("a[g.x] = a[g.x] * 0.5 + b[g.x];") });
-  const copy = mod.defineKernel({ name: "copy", wgsl: WGSL("b[g.x] = a[g.x];") });
+  const mix = mod.defineKernel({ name: "mix", wgsl: MIX_WGSL });
+  const copy = mod.defineKernel({ name: "copy", wgsl: COPY_WGSL });
   const handles = [new Handle(owner, new ManagedMemory(), 0, 256), new Handle(owner, new ManagedMemory(), 0, 256)];
   const check = checks.checkLaunch;
   return () => {
