@@ -81,6 +81,7 @@ export type {
   PoolConfig,
 } from "./src/contract/memory_types.ts";
 export { formatMemoryReport, formatMemoryUsage } from "./src/memory/memory_usage.ts";
+export { formatBytes, type FormatBytesOptions } from "./src/_util/format.ts";
 
 // Logging.
 export type { LoggerOptions, LogLevel, ProfileLogLevel } from "./src/logger.ts";

@@ -17,6 +17,7 @@ import {
   type ComputeClient,
   createClient,
   defineKernel,
+  formatBytes,
   formatMemoryReport,
   formatMemoryUsage,
   type Handle,
@@ -159,14 +160,6 @@ var<workgroup> tb: array<array<f32, T>, T>;
   if (row < d.m && col < d.n) { c[row * d.n + col] = acc; }
 }`,
 });
-
-/** A byte count in the largest binary unit it reaches, as the memory report prints them ("256 MiB", "1.5 GiB"). */
-function formatBytes(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let i = 0;
-  while (i < units.length - 1 && bytes >= 1024 ** (i + 1)) i++;
-  return `${Number((bytes / 1024 ** i).toFixed(2))} ${units[i]}`;
-}
 
 function printAdapter(client: ComputeClient): void {
   section("Adapter");

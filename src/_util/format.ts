@@ -28,7 +28,7 @@ export interface FormatBytesOptions {
  *
  * @example Usage
  * ```ts
- * import { formatBytes } from "./format.ts";
+ * import { formatBytes } from "@denogpu/runtime";
  * console.log(formatBytes(1 << 20)); // "1 MiB"
  * console.log(formatBytes(1.5 * (1 << 20))); // "1.5 MiB"
  * console.log(formatBytes((1 << 20) + 1)); // "1.00 MiB"
