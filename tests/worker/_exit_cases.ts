@@ -5,7 +5,7 @@
  * named by its key; `deno run` runs the case named by `EXIT_CASE`.
  */
 
-import { closeDevices, createClient, defineKernel, type WorkerClient } from "../../mod.ts";
+import { closeDevices, createClient, defineKernel, type Handle, type WorkerClient } from "../../mod.ts";
 
 const inc = defineKernel({
   name: "inc",
@@ -64,6 +64,15 @@ export function reportThreadsAtUnload(): void {
     const alive = THREADS.filter(running);
     console.log(alive.length === 0 ? "no worker thread at unload" : `worker threads at unload: ${alive.join(", ")}`);
   });
+}
+
+/** A worker client that has run one launch, and its buffer, checked: x[0] is 1. */
+async function workingClient(): Promise<{ c: WorkerClient; x: Handle<Uint32Array> }> {
+  const c = noted(await createClient({ worker: true }));
+  const x = c.create(new Uint32Array(64));
+  c.launch(inc, [1], [x]);
+  check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+  return { c, x };
 }
 
 /** The cases, by name. */
@@ -137,10 +146,7 @@ export const CASES: Record<string, () => Promise<void>> = {
   },
   /** The worker's device is lost while a read waits; the Worker ends itself. */
   async lostWithReadPending() {
-    const c = noted(await createClient({ worker: true }));
-    const x = c.create(new Uint32Array(64));
-    c.launch(inc, [1], [x]);
-    check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+    const { c, x } = await workingClient();
     const lost = c.connection.call({ method: "simulateLoss" });
     const pending = c.read(x).then(() => Promise.reject(new Error("read after the loss did not fail")), () => {});
     await pending;
@@ -150,33 +156,21 @@ export const CASES: Record<string, () => Promise<void>> = {
   },
   /** The worker's device is lost with nothing pending, then a new worker client works. */
   async lostThenAnother() {
-    const c = noted(await createClient({ worker: true }));
-    const x = c.create(new Uint32Array(64));
-    c.launch(inc, [1], [x]);
-    check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+    const { c } = await workingClient();
     await c.connection.call({ method: "simulateLoss" }).catch(() => {});
     await c.ended;
-    const d = noted(await createClient({ worker: true }));
-    const y = d.create(new Uint32Array(64));
-    d.launch(inc, [1], [y]);
-    check((await d.read(y, Uint32Array))[0]!, 1, "y[0]");
+    const d = (await workingClient()).c;
     d.destroy();
     await d.ended;
   },
   /** Destroyed, and the program ends without awaiting `ended`. */
   async notAwaited() {
-    const c = noted(await createClient({ worker: true }));
-    const x = c.create(new Uint32Array(64));
-    c.launch(inc, [1], [x]);
-    check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+    const { c } = await workingClient();
     c.destroy();
   },
   /** Never destroyed: the runtime ends it at `unload`. */
   async forgotten() {
-    const c = noted(await createClient({ worker: true }));
-    const x = c.create(new Uint32Array(64));
-    c.launch(inc, [1], [x]);
-    check((await c.read(x, Uint32Array))[0]!, 1, "x[0]");
+    const { c } = await workingClient();
   },
 };
 
