@@ -3,7 +3,8 @@
 # host and GPU, where a timer test and two child-process exit tests failed once each). PART picks the call:
 #   PART=tests  `deno task test` with fast reads, then with spec reads (DENOGPU_TEST_JOBS=4 each), then the five
 #               exit programs (RUNS=50, JOBS=6) with what the budget leaves;
-#   PART=suite  the device suite twice, one run after the other (JOBS=6, LIMIT=240).
+#   PART=suite  the device suite twice, one run after the other (JOBS=6, LIMIT=240), then, with what the budget
+#               leaves (at least 60 s), issue 33's launch A/B against 48a0001 (`ab_trees.ts`, OLD=.device/base).
 # Each prints its summaries, every failed test's error report, and any process that ended before its summary
 # (the runner names the test it was in). BUDGET (seconds, default 580) caps the
 # call. Through the device tool, carry [".device"]:
@@ -35,6 +36,10 @@ case "${PART:-tests}" in
       grep -v '^ok ' "$OUT/suite$i.txt" | head -120
       rm -rf "$OUT/suite$i"
     done
+    if [ "$(left 10)" -ge 60 ] && [ -f .device/base/mod.ts ]; then
+      echo "== ab_trees against .device/base (48a0001), ROUNDS=20"
+      OLD=.device/base L=10 ROUNDS=20 timeout -k 5 "$(left 5)" deno run --allow-env --allow-read bench/ab_trees.ts 2>&1 | tail -8
+    fi
     ;;
 esac
 echo "== all done after $(( $(date +%s) - S )) s"

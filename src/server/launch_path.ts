@@ -14,6 +14,7 @@ import type { BufferBinding, CubeCount, InfoWords, KernelArguments, LaunchMode }
 import type { DeviceLostError } from "../errors.ts";
 import type { StreamId } from "../ids.ts";
 import type { DeviceContext } from "../stream/device_context.ts";
+import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { Stream } from "../stream/stream.ts";
 
 /** What a launch path is built from. */
@@ -71,8 +72,10 @@ export class LaunchPath {
    * @param stream The launching stream.
    * @param checked True when `checkLaunch` already ran against this server's
    * limits (a worker client checks on the main thread, with the limits its
-   * worker reported): the door is skipped. One body, so the hot path keeps one frame;
-   * callers pass every argument (no default), so the call's arity always matches.
+   * worker reported): the door is skipped. One small body for the steady
+   * path, so V8 inlines it into the caller (a launch that is logged, skipped
+   * or noted for a warm-up goes out of line); callers pass every argument (no
+   * default), so the call's arity always matches.
    */
   launch(
     kernel: Kernel,
@@ -91,11 +94,33 @@ export class LaunchPath {
     if (info !== null && info.length === 0) info = null;
     if (indirect === null && (x === 0 || y === 0 || z === 0)) return;
     const s = (stream < this.#maxStreams ? this.#streams[stream] : undefined) ?? this.#streamOf(stream);
-    const ctx = this.#ctx;
-    const entry = ctx.pipelines.get(kernel, buffers.length, info !== null);
+    const entry = this.#ctx.pipelines.get(kernel, buffers.length, info !== null);
+    // The steady path ends here; the rest is out of line, so this body stays small enough for V8 to inline into
+    // the client's `launch` (V8 inlines up to 460 bytes of bytecode; from a2b7a62 on this body was past that, and
+    // each launch paid a call: bench/RESULTS.md, "Launch cost on llvmpipe").
+    if (mode !== "execute" || this.dryRun > 0 || this.#logLaunch || s.warmup !== null) {
+      this.#unusual(s, entry, kernel, buffers, info, x, y, z, indirect, mode);
+      return;
+    }
+    s.dispatch.launch(entry, buffers, info, x, y, z, indirect);
+  }
+
+  /** A launch that is logged, skipped (`skip` mode or a dry run) or noted for a graph's warm-up: see `launch`. */
+  #unusual(
+    s: Stream,
+    entry: PipelineEntry,
+    kernel: Kernel,
+    buffers: readonly BufferBinding[],
+    info: InfoWords | null,
+    x: number,
+    y: number,
+    z: number,
+    indirect: BufferBinding | null,
+    mode: LaunchMode,
+  ): void {
     const dry = this.dryRun > 0;
     if (this.#logLaunch) {
-      ctx.logger.log(
+      this.#ctx.logger.log(
         "launch",
         `${s.label}: executing ${kernel.name} [${x}, ${y}, ${z}]${mode === "skip" || dry ? " (skip)" : ""}`,
       );
