@@ -56,12 +56,13 @@ function period(size: number): number {
  * again, so steady loops keep theirs): on the churn of issue 18 over 40
  * seeds that ends at 1.06× the peak live bytes (median) against 1.13× at a
  * fixed 1,000, for about 6 more `createBuffer` calls per 10,000 operations
- * (`tests/memory/churn_ratio_test.ts`). With `compaction: true` on every
- * rung (issue 33.5; not the default yet) the pools move live slices to pack
- * their pages: on the software adapter that churn then ends at 1.14× the worst
- * of 40 seeds it was not tuned on and 1.16× the worst of the 20 it was
- * (1.04–1.07× the median), where the sliced pools alone end at up to 1.19×
- * and 1.26× (`bench/churn.ts`).
+ * (`tests/memory/churn_ratio_test.ts`). Every rung compacts (`compaction:
+ * true`): the pools move live slices to pack their pages. On the software
+ * adapter that churn then ends at 1.14× the worst of 40 seeds it was not
+ * tuned on and 1.16× the worst of the 20 it was (1.04–1.07× the median),
+ * where the sliced pools alone end at up to 1.19× and 1.26×; on an H100 at
+ * 1.071× the worst of 4 seeds not tuned on, against 1.207× without moves
+ * (`bench/churn.ts`, bench/RESULTS.md run 36).
  */
 const COMPACT_RUNGS: readonly (readonly [page: number, maxSlice: number, idle: number])[] = [
   [1 * MiB, 64 * 1024, 200],
@@ -78,10 +79,10 @@ const COMPACT_TAIL_CLASSES = 8;
  * for ≤ 8 MiB) placing best fit and giving back pages that stay free, and an
  * exclusive tail up to the largest page whose pages are sized to 8 classes
  * per doubling. The same on every device, except that the tail follows
- * `maxStorageBufferBindingSize` (and rungs above it are left out).
- * Compaction (moving live slices to pack pages) is not on by default yet: it
- * has been measured on the software adapter only; list the pools with
- * `compaction: true` to use it.
+ * `maxStorageBufferBindingSize` (and rungs above it are left out). The
+ * sliced pools compact: they move live slices to pack their pages and give
+ * the emptied ones back (list the pools with `compaction: false` for pools
+ * that never move memory).
  */
 export function compactPreset(props: MemoryProperties): PoolConfig[] {
   const { maxPageSize, alignment } = props;
@@ -96,6 +97,7 @@ export function compactPreset(props: MemoryProperties): PoolConfig[] {
       maxSliceSize: Math.min(alignUp(maxSlice, alignment), pageSize),
       fit: "best",
       deallocPeriod: idle,
+      compaction: true,
     });
   }
   const maxAlloc = Math.floor(maxPageSize / alignment) * alignment;

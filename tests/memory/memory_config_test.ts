@@ -82,7 +82,7 @@ Deno.test("the exclusive-pages preset has 24 buckets from 32 KiB to the page lim
   assert.ok(buckets.every((b) => b % 256 === 0));
 });
 
-Deno.test("the compact preset (the default) has the same sliced pools at every limit, not compacting (yet), and an exclusive tail up to the page limit", () => {
+Deno.test("the compact preset (the default) has the same compacting sliced pools at every limit, and an exclusive tail up to the page limit", () => {
   const expected = (maxPage: number) => [
     { kind: "exclusive", maxAllocSize: 0 },
     {
@@ -91,6 +91,7 @@ Deno.test("the compact preset (the default) has the same sliced pools at every l
       maxSliceSize: 64 * KiB,
       fit: "best",
       deallocPeriod: 200,
+      compaction: true,
     },
     {
       kind: "sliced",
@@ -98,6 +99,7 @@ Deno.test("the compact preset (the default) has the same sliced pools at every l
       maxSliceSize: 1 * MiB,
       fit: "best",
       deallocPeriod: 200,
+      compaction: true,
     },
     {
       kind: "sliced",
@@ -105,6 +107,7 @@ Deno.test("the compact preset (the default) has the same sliced pools at every l
       maxSliceSize: 8 * MiB,
       fit: "best",
       deallocPeriod: 5000,
+      compaction: true,
     },
     {
       kind: "exclusive",
