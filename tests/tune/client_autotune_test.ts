@@ -94,8 +94,17 @@ for (const elements of [256, 1 << 18]) {
       await client.autotune(set, x);
       const tuner = client instanceof WorkerClient ? client.device.tuner : (client as ComputeClient).server.tuner;
       const d = tuner.decision(set, x)!;
-      assert.equal(d.winner, "first", JSON.stringify(d.results));
-      assert.deepEqual(d.results.map((r) => r.status), ["measured", "measured", "measured"]);
+      // Every one is measured in turn: at least the 5 rounds before any elimination, none failed. Elimination is a
+      // rank test at p <= 1%, repeated each round from the fifth on; on a loaded CPU (wall-clock samples of a tiny
+      // kernel on the software adapter) it now and then drops one of identical candidates (once in CI, once in ten
+      // runs beside two busy loops). The earliest candidate left then wins.
+      const records = JSON.stringify(d.results);
+      for (const r of d.results) {
+        assert.ok(r.status === "measured" || r.status === "eliminated", records);
+        assert.ok((r.samples ?? 0) >= 5, records);
+      }
+      assert.equal(d.winner, d.results.find((r) => r.status === "measured")!.name, records);
+      assert.ok(d.results.filter((r) => r.status === "measured").length >= 2, records);
     },
     { tuneCache: "memory" },
   );
