@@ -125,6 +125,17 @@ export function encodeAlternating(
 }
 
 /**
+ * Another build of the runtime, for A/B scripts: the `mod.ts` of a tree
+ * prepared with `git archive <rev> mod.ts src | tar -x -C <root>`.
+ *
+ * @param root The tree's root, relative to the working directory or absolute.
+ * @returns Its module.
+ */
+export async function importTree(root: string): Promise<typeof import("../mod.ts")> {
+  return await import(new URL(`${root.replace(/\/$/, "")}/mod.ts`, `file://${Deno.cwd()}/`).href);
+}
+
+/**
  * Blocks until the device has run everything submitted and has finished the
  * work that follows completion, so that a timed encoding after it starts on a
  * quiet device.

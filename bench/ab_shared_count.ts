@@ -26,7 +26,7 @@
  */
 
 import * as NEW from "../mod.ts";
-import { bindBuffers, blockUntilIdle, interleave, median, rawPipelines, storageLayout } from "./_raw.ts";
+import { bindBuffers, blockUntilIdle, importTree, interleave, median, rawPipelines, storageLayout } from "./_raw.ts";
 
 type Runtime = typeof NEW;
 const N = Number(Deno.env.get("N") ?? 1024);
@@ -96,7 +96,7 @@ const fresh = await cases(NEW, "this tree");
 const device = fresh.device;
 const other = oldPath
   ? await cases(
-    await import(new URL(`${oldPath.replace(/\/$/, "")}/mod.ts`, `file://${Deno.cwd()}/`).href) as Runtime,
+    await importTree(oldPath),
     "other tree",
     device,
   )

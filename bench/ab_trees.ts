@@ -35,6 +35,7 @@ import {
   COPY_WGSL,
   encodeAlternating,
   formatPaired,
+  importTree,
   interleave,
   mean,
   median,
@@ -50,7 +51,7 @@ if (!oldPath) {
   console.error("ab_trees: set OLD to the other tree's root (a folder holding its mod.ts)");
   Deno.exit(2);
 }
-const OLD = await import(new URL(`${oldPath.replace(/\/$/, "")}/mod.ts`, `file://${Deno.cwd()}/`).href) as Runtime;
+const OLD = await importTree(oldPath);
 
 const L = Number(Deno.env.get("L") ?? 10);
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 30);

@@ -17,7 +17,7 @@
  */
 
 import * as NEW from "../mod.ts";
-import { formatPaired, interleave, mean, median, pairedRatio } from "./_raw.ts";
+import { formatPaired, importTree, interleave, mean, median, pairedRatio } from "./_raw.ts";
 
 type Runtime = typeof NEW;
 const oldPath = Deno.env.get("OLD");
@@ -25,7 +25,7 @@ if (!oldPath) {
   console.error("ab_worker_trees: set OLD to the other tree's root (a folder holding its mod.ts)");
   Deno.exit(2);
 }
-const OLD = await import(new URL(`${oldPath.replace(/\/$/, "")}/mod.ts`, `file://${Deno.cwd()}/`).href) as Runtime;
+const OLD = await importTree(oldPath);
 
 const N = Number(Deno.env.get("N") ?? 2048);
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 30);

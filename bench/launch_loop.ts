@@ -15,12 +15,10 @@
  * ```
  */
 
-import { blockUntilIdle, COPY_WGSL, median, MIX_WGSL } from "./_raw.ts";
+import { blockUntilIdle, COPY_WGSL, importTree, median, MIX_WGSL } from "./_raw.ts";
 
 const tree = Deno.env.get("T");
-const R: typeof import("../mod.ts") = tree === undefined
-  ? await import("../mod.ts")
-  : await import(new URL(`${tree.replace(/\/$/, "")}/mod.ts`, `file://${Deno.cwd()}/`).href);
+const R: typeof import("../mod.ts") = tree === undefined ? await import("../mod.ts") : await importTree(tree);
 const ITER = Number(Deno.env.get("ITER") ?? 600);
 
 const client = await R.createClient({ tasksMax: 4096 });
