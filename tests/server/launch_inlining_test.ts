@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 Deno.test("LaunchPath.launch is inlined into ComputeClient.launch once V8 optimizes a launch loop", async () => {
   const loop = new URL("../../bench/launch_loop.ts", import.meta.url);
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-env", "--allow-read", "--v8-flags=--trace-turbo-inlining", loop.pathname],
+    args: ["run", "--allow-env", "--allow-read", "--v8-flags=--trace-turbo-inlining", loop.href],
     env: { ITER: "150", NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",
