@@ -8,8 +8,9 @@
  * - `shared`: a `create`d count in the pool page of the launch's bindings,
  *   which WebGPU forbids to dispatch from in place (each launch after the
  *   first of a pass finds it copied already: no binding covers it);
- * - `shared, two in turn`: two such counts alternating, so that every launch
- *   copies its count.
+ * - `shared, two in turn`: two such counts alternating (each is copied once
+ *   per pass into a count slot of its own; before the slots, every launch
+ *   copied its count).
  *
  * Each iteration encodes `N` launches and times only the encoding (wall
  * clock: on the software adapter a submit executes the dispatches), then

@@ -31,8 +31,9 @@
  *   groups 3 and 6 only the first launch after each submit copies.
  * - "two counts sharing the bindings' page in turn, …": launches alternate
  *   between two counts of that page (groups 7 and 8, until submitted and
- *   submits outside the loop), so that every launch copies its count: the
- *   cost of the copy itself, a one-invocation dispatch in the open pass.
+ *   submits outside the loop): each count is copied once per pass into a
+ *   slot of the stream's indirect count buffer, and the launches after that
+ *   find it there (before the slots, every launch copied its count).
  *
  * Run: `deno bench --allow-env bench/gaps_bench.ts` (env `LONG`, default
  * 20000; `SHORT`, default 1024; `TASKS_MAX`, the batched client's `tasksMax`,

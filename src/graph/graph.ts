@@ -325,12 +325,20 @@ export function buildGraph(
         const copy = {
           pipeline: null! as GPUComputePipeline,
           bindGroup: source.bindGroup,
-          offsets: new Uint32Array(1),
+          offsets: new Uint32Array(2), // [1]: the copy goes to offset 0 of the graph's indirect buffer
         };
         copier.place(copy, source, d.indirect.offset);
-        indirect = { buffer: indirectBuffer!, offset: 0, copy, kept: false };
+        indirect = { buffer: indirectBuffer!, offset: 0, copy, kept: false, countId: -1, countAt: 0, spares: 0 };
       } else {
-        indirect = { buffer: d.indirect.buffer, offset: d.indirect.offset, copy: null, kept: false };
+        indirect = {
+          buffer: d.indirect.buffer,
+          offset: d.indirect.offset,
+          copy: null,
+          kept: false,
+          countId: -1,
+          countAt: 0,
+          spares: 0,
+        };
       }
     }
     const copies = indirect !== null && indirect.copy !== null;
@@ -372,8 +380,19 @@ export interface IndirectSource {
   readonly copy: CountCopy | null;
   /**
    * With a copy: none of the dispatch's bindings covers the count's bytes, so
-   * the dispatch cannot change them, and the next dispatch of the same pass
-   * with the same copy finds the count already in `buffer` (no copy).
+   * the dispatch cannot change them, and a later dispatch of the same pass
+   * from the same count may find it already copied (no copy).
    */
   readonly kept: boolean;
+  /**
+   * The storage id of the count's own buffer when its copy goes to one of the
+   * stream's count slots (`CountSlots`; `buffer` is then the stream's indirect
+   * count buffer and the slot, not `offset`, says where the dispatch reads);
+   * -1 when the copy, if any, has a fixed destination (graphs).
+   */
+  readonly countId: number;
+  /** With `countId`: the count's byte offset in its own buffer. */
+  readonly countAt: number;
+  /** With `countId`: the stream's valid count slots whose counts the dispatch leaves unchanged (a bit each). */
+  readonly spares: number;
 }

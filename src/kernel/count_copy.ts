@@ -17,6 +17,8 @@
  * count's word index within the window is a pipeline-overridable constant:
  * one pipeline per index, created at its first use (at most
  * `alignment / 2 + 1` of them; a count at the start of a handle uses index 0).
+ * The destination is bound with a dynamic offset too: a stream copies each
+ * count into one of several slots of its indirect count buffer (`CountSlots`).
  *
  * @module
  */
@@ -36,9 +38,9 @@ override word: u32 = 0u;
 export interface CountCopy {
   /** The copy pipeline of the count's word index within the window. */
   readonly pipeline: GPUComputePipeline;
-  /** Window of the count's buffer (dynamic offset) and the destination. */
+  /** Window of the count's buffer and the destination (each with a dynamic offset). */
   readonly bindGroup: GPUBindGroup;
-  /** One dynamic offset: the window's byte offset in the count's buffer. */
+  /** Two dynamic offsets: the window's byte offset in the count's buffer, and the destination's. */
   readonly offsets: Uint32Array;
 }
 
@@ -56,7 +58,7 @@ export interface CountCopyScratch {
   pipeline: GPUComputePipeline;
   /** Set by the caller. */
   bindGroup: GPUBindGroup;
-  /** `[0]` is set by `place`. */
+  /** `[0]` is set by `place`, `[1]` (the destination's offset) by the caller. */
   readonly offsets: Uint32Array;
 }
 
@@ -69,7 +71,7 @@ export interface CountCopyScratch {
  */
 export function encodeCountCopy(pass: GPUComputePassEncoder, copy: CountCopy): void {
   pass.setPipeline(copy.pipeline);
-  pass.setBindGroup(0, copy.bindGroup, copy.offsets, 0, 1);
+  pass.setBindGroup(0, copy.bindGroup, copy.offsets, 0, 2);
   pass.dispatchWorkgroups(1);
 }
 
@@ -123,7 +125,7 @@ export class CountCopier {
     return this.#created;
   }
 
-  /** The bind group layout of the copy: a read-only window with a dynamic offset, and the destination. */
+  /** The bind group layout of the copy: a read-only window and the destination, each with a dynamic offset. */
   get layout(): GPUBindGroupLayout {
     if (this.#layout === null) {
       this.#layout = this.#device.createBindGroupLayout({
@@ -134,7 +136,11 @@ export class CountCopier {
             visibility: GPUShaderStage.COMPUTE,
             buffer: { type: "read-only-storage", hasDynamicOffset: true },
           },
-          { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } },
+          {
+            binding: 1,
+            visibility: GPUShaderStage.COMPUTE,
+            buffer: { type: "storage", hasDynamicOffset: true },
+          },
         ],
       });
     }
@@ -169,11 +175,12 @@ export class CountCopier {
   }
 
   /**
-   * A new bind group copying from `src` into the first 12 bytes of `dst`
-   * (graphs keep theirs; streams use `source`).
+   * A new bind group copying from `src` into 12 bytes of `dst`, at the
+   * destination's dynamic offset (graphs keep theirs and copy to offset 0;
+   * streams use `source` and copy to one of their count slots).
    *
    * @param src The buffer holding counts.
-   * @param dst The destination (usage STORAGE | INDIRECT, at least 12 bytes).
+   * @param dst The destination (usage STORAGE | INDIRECT, at least 12 bytes; every offset the copy names leaves 12).
    * @param label The bind group's label.
    * @returns The bind group and its window.
    */

@@ -23,6 +23,7 @@ import { type CountCopy, encodeCountCopy } from "../kernel/count_copy.ts";
 import type { IndirectSource } from "../graph/graph.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { InfoArena } from "./info_arena.ts";
+import { CountSlots } from "./count_slots.ts";
 
 /** What the queue needs from its stream. */
 export interface QueueHost {
@@ -73,16 +74,8 @@ export class CommandQueue {
   lastBindGroup: GPUBindGroup | null = null;
   /** The dynamic offset `lastBindGroup` was set with, or -1 when it has none. */
   lastOffset = -1;
-  /**
-   * The count copy whose result the open pass's last dispatch read and left
-   * unchanged (`IndirectSource.kept`), or null: a dispatch right after it
-   * with the same copy skips its own.
-   */
-  #keptCopy: { bindGroup: GPUBindGroup | null; pipeline: GPUComputePipeline | null; offset: number } = {
-    bindGroup: null,
-    pipeline: null,
-    offset: -1,
-  };
+  /** The counts the stream's indirect count buffer still holds for the open pass. */
+  readonly counts: CountSlots;
   /** Commands encoded in the current encoder. */
   commands = 0;
   /** Dispatches encoded since the last submit. */
@@ -112,6 +105,7 @@ export class CommandQueue {
     this.#host = host;
     this.#arena = arena;
     this.#passDescriptor = { label: `${host.label} pass` };
+    this.counts = new CountSlots(ctx.settings.storageOffsetAlignment);
   }
 
   /** True when commands are encoded or finished and not yet submitted. */
@@ -145,7 +139,7 @@ export class CommandQueue {
     this.pass = this.#encoderNow().beginComputePass(descriptor);
     this.lastPipeline = null;
     this.lastBindGroup = null;
-    this.#keptCopy.bindGroup = null;
+    this.counts.valid = 0;
     this.#ctx.passesBegun++;
     return this.pass;
   }
@@ -166,34 +160,16 @@ export class CommandQueue {
   }
 
   /**
-   * True when the open pass's last dispatch read the count `copy` fills, and
-   * left it unchanged: the stream's indirect count buffer still holds it.
-   *
-   * @param copy The next dispatch's copy.
-   * @returns Whether the copy can be skipped.
-   */
-  holdsCount(copy: CountCopy): boolean {
-    const k = this.#keptCopy;
-    return k.bindGroup === copy.bindGroup && k.pipeline === copy.pipeline && k.offset === copy.offsets[0];
-  }
-
-  /**
    * Records the indirect source of the dispatch just encoded into the open
-   * pass: its count, when copied and left unchanged, serves the next dispatch
-   * with the same copy; any other dispatch forgets it.
+   * pass. One dispatched from a count slot keeps the slots it spares, and its
+   * own when it leaves its count unchanged (`CountSlots.after`); any other
+   * dispatch may change any count, and forgets every slot.
    *
    * @param indirect The dispatch's indirect source, or null.
    */
   dispatched(indirect: IndirectSource | null): void {
-    const k = this.#keptCopy;
-    const copy = indirect === null || !indirect.kept ? null : indirect.copy;
-    if (copy === null) {
-      k.bindGroup = null;
-      return;
-    }
-    k.bindGroup = copy.bindGroup;
-    k.pipeline = copy.pipeline;
-    k.offset = copy.offsets[0]!;
+    if (indirect === null || indirect.copy === null || indirect.countId < 0) this.counts.valid = 0;
+    else this.counts.after(indirect.countId, indirect.countAt, indirect.kept, indirect.spares);
   }
 
   /**
@@ -243,7 +219,7 @@ export class CommandQueue {
       this.pass = null;
       this.lastPipeline = null;
       this.lastBindGroup = null;
-      this.#keptCopy.bindGroup = null;
+      this.counts.valid = 0;
     }
   }
 

@@ -247,7 +247,8 @@ export class DispatchEncoder implements DispatchPaths {
         pages.push(source.page);
         const c = source.copy; // the scratch is reused: keep a copy
         const copy = c === null ? null : { pipeline: c.pipeline, bindGroup: c.bindGroup, offsets: c.offsets.slice() };
-        source = { buffer: source.buffer, offset: source.offset, page: source.page, copy, kept: source.kept };
+        // Which slots it spares is known only when it is encoded: it spares none.
+        source = { ...source, copy, spares: 0 };
       }
       const words = info === null
         ? null
@@ -293,18 +294,12 @@ export class DispatchEncoder implements DispatchPaths {
   ): void {
     const stream = this.#stream;
     const q = stream.queue;
-    if (indirect !== null && indirect.copy !== null && !q.holdsCount(indirect.copy)) {
-      // The count is copied in the pass, right before its dispatch; while profiling, in an untimed pass of its own.
-      if (!stream.timestamping) q.copyCount(q.pass ?? q.openPass(), indirect.copy);
-      else {
-        q.copyCount(q.pass ?? q.openPass(false), indirect.copy);
-        q.endPass();
-      }
-    }
+    let at = 0;
+    if (indirect !== null) at = indirect.copy === null ? indirect.offset : this.#copyCount(indirect);
     const pass = q.pass ?? q.openPass();
     q.setPipeline(pass, pipeline);
     q.setBindGroup(pass, bindGroup, dynamic);
-    if (indirect !== null) pass.dispatchWorkgroupsIndirect(indirect.buffer, indirect.offset);
+    if (indirect !== null) pass.dispatchWorkgroupsIndirect(indirect.buffer, at);
     else pass.dispatchWorkgroups(x, y, z);
     q.dispatched(indirect);
     q.commands++;
@@ -314,6 +309,38 @@ export class DispatchEncoder implements DispatchPaths {
       q.endPass();
     }
     if (++q.tasks >= this.#tasksMax) stream.submit();
+  }
+
+  /**
+   * Copies an indirect count into the pass right before its dispatch, unless
+   * its slot holds it already (a count copied to one of the stream's slots,
+   * `IndirectSource.countId`); a graph's count goes to its fixed place. While
+   * profiling, the copy has an untimed pass of its own.
+   *
+   * @returns The byte offset to dispatch from, in `indirect.buffer`.
+   */
+  #copyCount(indirect: IndirectSource): number {
+    const stream = this.#stream;
+    const q = stream.queue;
+    const copy = indirect.copy!;
+    let at = indirect.offset;
+    if (indirect.countId >= 0) {
+      const slots = q.counts;
+      let k = slots.find(indirect.countId, indirect.countAt);
+      if (k >= 0) {
+        slots.place(k);
+        return k * slots.stride;
+      }
+      k = slots.claim();
+      at = k * slots.stride;
+      copy.offsets[1] = at;
+    }
+    if (!stream.timestamping) q.copyCount(q.pass ?? q.openPass(), copy);
+    else {
+      q.copyCount(q.pass ?? q.openPass(false), copy);
+      q.endPass();
+    }
+    return at;
   }
 
   /** See `DispatchPaths.pushInfo`. */

@@ -5,12 +5,13 @@
  * copied into the stream's own indirect count buffer by a one-invocation
  * dispatch in the same compute pass, right before the launch's dispatch
  * (`CountCopier`): no pass break, no GPU object and no allocation per launch
- * once the count's buffer has its copy bind group. One 16-byte buffer serves
- * every copy: each is read by the dispatch that follows it, before the next
- * copy writes it. A launch none of whose bindings covers the count's bytes
- * cannot change them, so the launch right after it in the same pass, from the
- * same count, finds the count already copied and skips its copy (the
- * stream's command queue tracks it: `CommandQueue.holdsCount`).
+ * once the count's buffer has its copy bind group. The buffer has a few
+ * slots (`CountSlots`); the copy goes to one, chosen when the launch is
+ * encoded. A launch none of whose bindings covers the count's bytes cannot
+ * change them, so a later launch in the same pass from the same count finds
+ * it still in its slot and skips its copy, as long as every dispatch between
+ * them left it alone too. Launches alternating between a few such counts thus
+ * copy each once per pass.
  *
  * @module
  */
@@ -20,6 +21,7 @@ import { slotOf } from "../_util/slot.ts";
 import type { BufferBinding } from "../contract/types.ts";
 import type { CopySource, CountCopyScratch } from "../kernel/count_copy.ts";
 import type { BindingResolver } from "./binding_resolver.ts";
+import { COUNT_SLOTS, type CountSlots } from "./count_slots.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { IndirectHost } from "./_stream_parts.ts";
 import type { IndirectSource } from "../graph/graph.ts";
@@ -29,31 +31,46 @@ export class IndirectCounts {
   #stream: IndirectHost;
   #ctx: DeviceContext;
   #bindings: BindingResolver;
-  /** The stream's indirect count buffer (STORAGE | INDIRECT), created at the first copy. */
+  #slots: CountSlots;
+  /** The stream's indirect count buffer (STORAGE | INDIRECT, `CountSlots.bufferSize`), created at the first copy. */
   #buffer: GPUBuffer | null = null;
   /** The storage id and copy bind group of the last copy's source buffer. */
   #lastId = -1;
   #last: CopySource | null = null;
   /** The copy of `source`'s result, reused. */
-  #copy: CountCopyScratch = { pipeline: null!, bindGroup: null!, offsets: new Uint32Array(1) };
+  #copy: CountCopyScratch = { pipeline: null!, bindGroup: null!, offsets: new Uint32Array(2) };
   /** The result of `source`, reused (nothing is allocated per launch). */
-  #scratch: { buffer: GPUBuffer; offset: number; page: Page; copy: CountCopyScratch | null; kept: boolean } = {
+  #scratch: {
+    buffer: GPUBuffer;
+    offset: number;
+    page: Page;
+    copy: CountCopyScratch | null;
+    kept: boolean;
+    countId: number;
+    countAt: number;
+    spares: number;
+  } = {
     buffer: null!,
     offset: 0,
     page: null!,
     copy: null,
     kept: false,
+    countId: -1,
+    countAt: 0,
+    spares: 0,
   };
 
   /**
    * Creates the instance.
    *
-   * @param parts The stream, the device context and the stream's binding resolver.
+   * @param parts The stream, the device context, the stream's binding
+   * resolver and its count slots (its command queue's).
    */
-  constructor(parts: { stream: IndirectHost; ctx: DeviceContext; bindings: BindingResolver }) {
+  constructor(parts: { stream: IndirectHost; ctx: DeviceContext; bindings: BindingResolver; slots: CountSlots }) {
     this.#stream = parts.stream;
     this.#ctx = parts.ctx;
     this.#bindings = parts.bindings;
+    this.#slots = parts.slots;
   }
 
   /**
@@ -61,12 +78,13 @@ export class IndirectCounts {
    * bindings were resolved). A count of this stream's memory that shares no
    * buffer with the launch's bindings (always so for counts from
    * `createCount`) is read in place. One that lives in a buffer the launch
-   * also binds as storage is dispatched from the stream's indirect count
-   * buffer, with the copy that fills it (`copy`, encoded right before the
-   * dispatch), and whether the launch leaves the count's bytes unchanged
-   * (`kept`: none of its bindings covers them; a next launch from the same
-   * count then needs no copy). Returns null (after queuing an error) when the
-   * binding is stale.
+   * also binds as storage is dispatched from a slot of the stream's indirect
+   * count buffer (chosen when the launch is encoded), with the copy that fills
+   * it (`copy`, encoded right before the dispatch unless the slot holds the
+   * count already), whether the launch leaves the count's bytes unchanged
+   * (`kept`: none of its bindings covers them), and which counts held in the
+   * other slots it leaves unchanged (`spares`). Returns null (after queuing an
+   * error) when the binding is stale.
    *
    * The result is a scratch object, overwritten by the next call: a caller
    * that keeps it (held work) copies it and its copy.
@@ -91,6 +109,7 @@ export class IndirectCounts {
     let slice = desc.slice;
     let conflict = false;
     let kept = true;
+    let spares = 0;
     if (
       slice !== null && slice.owner === desc && slice.page.storage.resource !== null &&
       slotOf(binding.stream, this.#ctx.settings.maxStreams) === stream.slot
@@ -120,6 +139,13 @@ export class IndirectCounts {
           if (offsets[i]! < at + 12 && at < offsets[i]! + sizes[i]!) kept = false;
         }
       }
+      if (conflict && this.#slots.valid !== 0) {
+        // Only the other slots matter: the count's own slot, if any, holds it again after the launch iff `kept`.
+        const slots = this.#slots;
+        const own = slots.find(page.storage.id, at);
+        const others = own < 0 ? slots.valid : slots.valid & ~(1 << own);
+        if (others !== 0) spares = this.#spares(others, bindings, n, bound);
+      }
     } else {
       kept = false; // another stream's memory, or a stale descriptor: copied every time
       if (bound !== null) {
@@ -142,13 +168,14 @@ export class IndirectCounts {
       out.offset = slice.offset + binding.offsetStart;
       out.copy = null;
       out.kept = false;
+      out.countId = -1;
       return out;
     }
     let buffer = this.#buffer;
     if (buffer === null) {
       buffer = this.#buffer = this.#ctx.device.createBuffer({
         label: `${stream.label} indirect count`,
-        size: 16,
+        size: this.#slots.bufferSize,
         usage: GPUBufferUsage.INDIRECT | GPUBufferUsage.STORAGE,
       });
     }
@@ -159,13 +186,51 @@ export class IndirectCounts {
       this.#lastId = storage.id;
     }
     const copy = this.#copy;
+    const at = slice.offset + binding.offsetStart;
     copy.bindGroup = from.bindGroup;
-    copier.place(copy, from, slice.offset + binding.offsetStart);
+    copier.place(copy, from, at);
     out.buffer = buffer;
     out.offset = 0;
     out.copy = copy;
     out.kept = kept;
+    out.countId = storage.id;
+    out.countAt = at;
+    out.spares = spares;
     return out;
+  }
+
+  /**
+   * The slots of `valid` (a bit each) whose counts none of the launch's
+   * bindings covers: the launch leaves them unchanged.
+   */
+  #spares(valid: number, bindings: readonly BufferBinding[], n: number, bound: readonly Slice[] | null): number {
+    const slots = this.#slots;
+    const cache = this.#ctx.bindGroups;
+    let spares = 0;
+    for (let k = 0; k < COUNT_SLOTS; k++) {
+      if ((valid & (1 << k)) === 0) continue;
+      const id = slots.ids[k]!;
+      const at = slots.ats[k]!;
+      let covered = false;
+      for (let i = 0; i < n && !covered; i++) {
+        let start: number;
+        let end: number;
+        if (bound !== null) {
+          const s = bound[i]!;
+          if (s.page.storage.id !== id) continue;
+          const b = bindings[i]!;
+          start = s.offset + b.offsetStart;
+          end = start + b.size - b.offsetStart - b.offsetEnd;
+        } else {
+          if (cache.ids[i] !== id) continue;
+          start = cache.offsets[i]!;
+          end = start + cache.sizes[i]!;
+        }
+        covered = start < at + 12 && at < end;
+      }
+      if (!covered) spares |= 1 << k;
+    }
+    return spares;
   }
 
   /** Destroys the indirect count buffer, if any (teardown). */

@@ -155,7 +155,7 @@ export class Stream implements QueueHost {
     const pins = this.#pinsPending;
     const dyn = new Uint32Array(1);
     const bindings = this.#bindings = new BindingResolver({ stream: this, ctx, errors, pins });
-    const indirects = this.#indirects = new IndirectCounts({ stream: this, ctx, bindings });
+    const indirects = this.#indirects = new IndirectCounts({ stream: this, ctx, bindings, slots: this.queue.counts });
     const held = this.#held = new HeldWork({
       stream: this,
       ctx,

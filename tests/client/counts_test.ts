@@ -370,3 +370,81 @@ clientTest(
     assert.deepEqual([...await other.read(out, Uint32Array)], tallies(8, [2, 2, 1], [2, 2, 1]));
   },
 );
+
+// The stream's indirect count buffer has a few slots: a copied count stays in its slot while every launch after it
+// leaves its bytes alone, so launches alternating between a few counts copy each once per pass.
+
+clientTest(
+  "launches alternating between ten counts in the bindings' page each dispatch their own count, in one pass",
+  async (client) => {
+    const want: [number, number, number][] = Array.from({ length: 10 }, (_, i) => [1 + i % 3, 1 + (i >> 2), 1]);
+    using words = client.create(new Uint32Array(want.flat()));
+    using out = client.create(new Uint32Array(16));
+    assertSamePage(client, out, words);
+    const counts = want.map((_, i) => words.view(12 * i, 12 * (9 - i))); // 12 bytes each
+    client.launch(tally, counts[0]!, [out]);
+    await client.sync();
+    client.write(out, new Uint32Array(16));
+    const before = await passes(client);
+    const order = [0, 1, 0, 1, 2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 9, 1, 8, 2, 7, 0, 1, 0, 1];
+    for (const i of order) client.launch(tally, counts[i]!, [out]);
+    assert.ok((await passes(client)) - before <= 1, "one pass");
+    assert.deepEqual([...await client.read(out, Uint32Array)], tallies(16, ...order.map((i) => want[i]!)));
+    for (const c of counts) c.release();
+  },
+);
+
+/** A random program of launches over counts kept 256 bytes apart in one page, checked against a CPU model. */
+async function countsProgram(client: ComputeClient<Transport>, seed: number): Promise<void> {
+  let s = seed;
+  const rand = (n: number) => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) % n;
+  const n = 6;
+  const model = Array.from({ length: n }, () => [1 + rand(3), 1 + rand(2), 1]);
+  const init = new Uint32Array(64 * n);
+  model.forEach((c, i) => init.set(c, 64 * i));
+  using words = client.create(init);
+  using out = client.create(new Uint32Array(16));
+  assertSamePage(client, out, words);
+  const counts = model.map((_, i) => words.view(256 * i, 256 * (n - i) - 12)); // 12 bytes each
+  const ran: number[][] = [];
+  const program: (() => void)[] = [];
+  for (let step = 0; step < 48; step++) {
+    const op = rand(8);
+    const i = rand(n);
+    if (op < 5) {
+      // An indirect tally from count i: binds `out` only, in the counts' page, so every count survives it.
+      ran.push([...model[i]!]);
+      program.push(() => client.launch(tally, counts[i]!, [out]));
+    } else if (op < 7) {
+      // Count i's launch rewrites count j through a storage binding of j's 12 bytes: only j changes.
+      const j = rand(n);
+      const xyz = [1 + rand(3), 1 + rand(2), 1];
+      model[j] = xyz;
+      program.push(() => client.launch(setCount, counts[i]!, [counts[j]!], new Uint32Array(xyz)));
+    } else {
+      ran.push([2, 1, 1]); // a static count between them
+      program.push(() => client.launch(tally, [2, 1, 1], [out]));
+    }
+  }
+  client.launch(tally, counts[0]!, [out]); // compiled and validated: nothing is held below
+  client.launch(setCount, counts[0]!, [counts[0]!], new Uint32Array([1, 1, 1]));
+  await client.sync();
+  client.write(words, init); // the model started from `init`
+  client.write(out, new Uint32Array(16));
+  const before = await passes(client);
+  for (const p of program) p();
+  assert.ok((await passes(client)) - before <= 1, "one pass");
+  assert.deepEqual(
+    [...await client.read(out, Uint32Array)],
+    tallies(16, ...ran as [number, number, number][]),
+    `seed ${seed}`,
+  );
+  for (const c of counts) c.release();
+}
+
+clientTest(
+  "random programs of launches that read counts and rewrite them through bindings dispatch what a CPU model predicts",
+  async (client) => {
+    for (const seed of [1, 2, 3, 4, 5, 6]) await countsProgram(client, seed);
+  },
+);

@@ -28,7 +28,7 @@ for (const alignment of [32, 64, 256]) {
   Deno.test(`every count of buffers from 32 to 1,200 bytes lies in its window (alignment ${alignment})`, () => {
     const words: number[] = [];
     const copier = new CountCopier(fakeDevice(words), alignment);
-    const copy: CountCopyScratch = { pipeline: null!, bindGroup: null!, offsets: new Uint32Array(1) };
+    const copy: CountCopyScratch = { pipeline: null!, bindGroup: null!, offsets: new Uint32Array(2) };
     for (let bytes = 32; bytes <= 1200; bytes += 4) {
       const window = countWindow(bytes, alignment);
       const src = { size: bytes, label: `src ${bytes}` } as GPUBuffer;

@@ -4,7 +4,8 @@
  * consecutive info words share one arena offset), and an indirect launch
  * whose count comes from `createCount` dispatches from the count in place,
  * and one whose count shares a page with its bindings copies it by a
- * dispatch in the same pass, not by an encoder copy that would end it.
+ * dispatch in the same pass, not by an encoder copy that would end it, and
+ * only when the stream's count slots do not hold it already.
  */
 
 import assert from "node:assert/strict";
@@ -12,13 +13,21 @@ import type { ComputeClient } from "../../mod.ts";
 import { affineKernel, incKernel, readU32, withClient } from "../_gpu.ts";
 
 /** Counts the WebGPU calls `fn` makes on passes and encoders. */
-function countCalls(fn: () => void): { setBindGroup: number; beginComputePass: number; copies: number } {
+function countCalls(
+  fn: () => void,
+): { setBindGroup: number; beginComputePass: number; copies: number; dispatches: number } {
   const pass = GPUComputePassEncoder.prototype;
   const encoder = GPUCommandEncoder.prototype;
   const setBindGroup = pass.setBindGroup;
+  const dispatch = pass.dispatchWorkgroups;
   const begin = encoder.beginComputePass;
   const copy = encoder.copyBufferToBuffer;
-  const n = { setBindGroup: 0, beginComputePass: 0, copies: 0 };
+  const n = { setBindGroup: 0, beginComputePass: 0, copies: 0, dispatches: 0 };
+  pass.dispatchWorkgroups = function (this: GPUComputePassEncoder, ...args: unknown[]) {
+    n.dispatches++;
+    (dispatch as (...a: unknown[]) => void).apply(this, args);
+    return undefined;
+  } as typeof dispatch;
   pass.setBindGroup = function (this: GPUComputePassEncoder, ...args: unknown[]) {
     n.setBindGroup++;
     (setBindGroup as (...a: unknown[]) => void).apply(this, args);
@@ -37,6 +46,7 @@ function countCalls(fn: () => void): { setBindGroup: number; beginComputePass: n
     fn();
   } finally {
     pass.setBindGroup = setBindGroup;
+    pass.dispatchWorkgroups = dispatch;
     encoder.beginComputePass = begin;
     encoder.copyBufferToBuffer = copy;
   }
@@ -150,4 +160,24 @@ Deno.test("info words repeated from one submit to the next are not uploaded agai
       queue.writeBuffer = writeBuffer;
     }
   }, { tasksMax: 2 });
+});
+
+Deno.test("launches alternating between two counts that share a page with their bindings copy each once per pass", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(64));
+    const counts = client.create(new Uint32Array([1, 1, 1, 2, 1, 1])); // ordinary memory: same pool page as x
+    const [a, b] = [counts.view(0, 12), counts.view(12)];
+    assert.equal(counts.memory.slice!.page, x.memory.slice!.page);
+    client.launch(incKernel, a, [x]); // compiled and validated: nothing is held below
+    await client.sync();
+    client.write(x, new Uint32Array(64));
+    const calls = countCalls(() => {
+      for (let i = 0; i < 10; i++) client.launch(incKernel, i % 2 === 0 ? a : b, [x]);
+    });
+    assert.ok(calls.beginComputePass <= 1, `${calls.beginComputePass} passes`);
+    assert.equal(calls.dispatches, 2, "one copy per count; the eight launches after them find theirs in its slot");
+    assert.equal(calls.setBindGroup, 4, "each copy binds its window; the launch after it binds its group again");
+    // incKernel adds 1 to 64 words per workgroup: a's launches cover words 0-63 once, b's twice (words 64+ are cut off).
+    assert.deepEqual([...await readU32(client, x)], new Array(64).fill(10));
+  }, { tasksMax: 4096 });
 });

@@ -1,0 +1,117 @@
+/**
+ * Which copied indirect counts a stream's indirect count buffer still holds.
+ * A count that lives in a page the launch also binds as storage is copied,
+ * in the open pass, into one of `COUNT_SLOTS` slots of the stream's indirect
+ * count buffer (`IndirectCounts`), each `stride` bytes apart so that the
+ * copy can bind any slot through a dynamic offset. A slot stays valid while
+ * every dispatch encoded after its copy provably leaves the count's 12 bytes
+ * unchanged; a later launch from the same count then dispatches from the slot
+ * with no copy. Launches that alternate between a few such counts copy each
+ * once per pass.
+ *
+ * Everything that cannot prove it leaves a count alone forgets every slot:
+ * a dispatch with a static count or a count read in place, a graph replay,
+ * the end of the pass (copies and writes of the page are encoder commands
+ * or queue writes, which come after the pass ends).
+ *
+ * @module
+ */
+
+/** Slots of a stream's indirect count buffer. */
+export const COUNT_SLOTS = 8;
+
+/** The slots of one stream's indirect count buffer and the counts they hold. */
+export class CountSlots {
+  /** Bytes between slots: `minStorageBufferOffsetAlignment`, at least 16. */
+  readonly stride: number;
+  /** Bit `k` set: slot `k` holds the count at byte `ats[k]` of storage `ids[k]`. */
+  valid = 0;
+  /** The slot the dispatch being encoded reads (`place`), for `after`. */
+  #placed = 0;
+  /** Storage id of the count slot `k` holds (while valid). */
+  readonly ids: Int32Array = new Int32Array(COUNT_SLOTS);
+  /** Byte offset of the count slot `k` holds, in its storage (while valid). */
+  readonly ats: Float64Array = new Float64Array(COUNT_SLOTS);
+  #next = 0;
+
+  /**
+   * Creates the table (every slot empty).
+   *
+   * @param alignment `minStorageBufferOffsetAlignment`.
+   */
+  constructor(alignment: number) {
+    this.stride = Math.max(alignment, 16);
+  }
+
+  /** The bytes of the buffer holding the slots. */
+  get bufferSize(): number {
+    return (COUNT_SLOTS - 1) * this.stride + 16;
+  }
+
+  /**
+   * The slot holding the count at byte `at` of storage `id`, or -1.
+   *
+   * @param id The storage id of the count's buffer.
+   * @param at The count's byte offset in it.
+   * @returns The slot, or -1.
+   */
+  find(id: number, at: number): number {
+    const valid = this.valid;
+    if (valid === 0) return -1;
+    const last = this.#placed; // a run of launches from one count finds it at once
+    if ((valid & (1 << last)) !== 0 && this.ids[last] === id && this.ats[last] === at) return last;
+    for (let k = 0; k < COUNT_SLOTS; k++) {
+      if ((valid & (1 << k)) !== 0 && this.ids[k] === id && this.ats[k] === at) return k;
+    }
+    return -1;
+  }
+
+  /**
+   * The slot a new copy goes to: an empty one, else the next in turn; it
+   * becomes the placed slot.
+   *
+   * @returns The slot.
+   */
+  claim(): number {
+    const free = ~this.valid & ((1 << COUNT_SLOTS) - 1);
+    let k: number;
+    if (free !== 0) k = 31 - Math.clz32(free & -free);
+    else {
+      k = this.#next;
+      this.#next = (k + 1) % COUNT_SLOTS;
+    }
+    this.#placed = k;
+    return k;
+  }
+
+  /**
+   * Makes `k` the placed slot (its count was found there).
+   *
+   * @param k The slot.
+   */
+  place(k: number): void {
+    this.#placed = k;
+  }
+
+  /**
+   * Records the dispatch just encoded from the placed slot: the slots it
+   * spares stay valid, and the placed one holds its count when the dispatch
+   * leaves it unchanged (`kept`).
+   *
+   * @param id The storage id of the count's buffer.
+   * @param at The count's byte offset in it.
+   * @param kept Whether the dispatch leaves its own count unchanged.
+   * @param spares The valid slots it leaves unchanged (bit `k` set: slot `k`'s count is not covered by its bindings).
+   */
+  after(id: number, at: number, kept: boolean, spares: number): void {
+    const k = this.#placed;
+    const bit = 1 << k;
+    let valid = this.valid & spares & ~bit;
+    if (kept) {
+      this.ids[k] = id;
+      this.ats[k] = at;
+      valid |= bit;
+    }
+    this.valid = valid;
+  }
+}
