@@ -23,7 +23,8 @@
  * LP_NUM_THREADS=0 OLD=/tmp/old deno run -A bench/ab_shared_count.ts
  * ```
  * (env `N`, default 1024; `ROUNDS`, default 20; `BLOCK`, default 10;
- * `WARMUP`, default 50; `OLD`, another tree's root, optional).
+ * `WARMUP`, default 50; `OLD`, another tree's root, optional; `CASES`, a
+ * regular expression the timed cases' names must match, the floor always runs).
  */
 
 import * as NEW from "../mod.ts";
@@ -142,7 +143,8 @@ const all: Record<string, () => number> = {
   ...fresh.cases,
   ...(other?.cases ?? {}),
 };
-const names = Object.keys(all);
+const only = Deno.env.get("CASES");
+const names = Object.keys(all).filter((n) => n === FLOOR || only === undefined || new RegExp(only).test(n));
 const times: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 for (const name of names) for (let i = 0; i < WARMUP; i++) all[name]!();
 interleave(names, ROUNDS, (name) => {
