@@ -43,8 +43,8 @@ case "${PART:-tests}" in
     fi
     ;;
   perf)
-    echo "== ab_trees against .device/base (48a0001), ROUNDS=30"
-    OLD=.device/base L=10 ROUNDS=30 timeout -k 5 "$(cap 300)" deno run --allow-env --allow-read bench/ab_trees.ts 2>&1 | tail -8
+    echo "== ab_trees against .device/base (48a0001), ROUNDS=20"
+    OLD=.device/base L=10 ROUNDS=20 timeout -k 5 "$(cap 240)" deno run --allow-env --allow-read bench/ab_trees.ts 2>&1 | tail -8
     echo "== ab_shared_count against .device/base (48a0001), ROUNDS=20"
     OLD=.device/base ROUNDS=20 timeout -k 5 "$(left 10)" deno run -A bench/ab_shared_count.ts 2>&1 | tail -8
     ;;
