@@ -17,6 +17,7 @@ import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page } from "../contract/managed_memory.ts";
 import { formatBytesExact } from "../_util/format.ts";
 import type { CopySource, CountCopier, CountCopy } from "../kernel/count_copy.ts";
+import { planCountCopies } from "./count_plan.ts";
 
 /** One launch captured while recording. */
 export interface RecordedDispatch {
@@ -226,8 +227,10 @@ export class CapturedGraph {
 /**
  * Builds a graph from a recording: info words go to one buffer of the graph,
  * bind groups are created once, indirect counts that share a page with a
- * bound buffer are copied, in the pass, into the graph's own indirect buffer
- * right before their dispatch (replays read the counts current then).
+ * bound buffer are copied, in the pass, into a slot of the graph's own
+ * indirect buffer right before the first dispatch that reads them and again
+ * after any dispatch that may have written them (`planCountCopies`), so a
+ * replay reads the counts current then.
  *
  * @param device The device.
  * @param parts Id, slot, recording, retained memory, the dynamic-offset
@@ -266,12 +269,14 @@ export function buildGraph(
     recorder.dispatches.forEach((d, i) => d.info && host.set(d.info, infoAt[i]! / 4));
     device.queue.writeBuffer(infoBuffer, 0, host);
   }
+  // A slot per distinct copied count, copied only where it may be stale (`planCountCopies`).
+  const plan = planCountCopies(recorder.dispatches);
+  const stride = Math.max(copier.alignment, 16);
   let indirectBuffer: GPUBuffer | null = null;
-  if (recorder.dispatches.some((d) => d.indirect?.copy)) {
-    // One slot serves every copy: each copy is encoded right before the dispatch that reads it.
+  if (plan.slots > 0) {
     indirectBuffer = device.createBuffer({
-      label: `${label} indirect count`,
-      size: 16,
+      label: `${label} indirect counts (${plan.slots})`,
+      size: (plan.slots - 1) * stride + 16,
       usage: GPUBufferUsage.INDIRECT | GPUBufferUsage.STORAGE,
     });
     owned.push(indirectBuffer);
@@ -315,20 +320,23 @@ export function buildGraph(
     let indirect: ReplayTask["indirect"] = null;
     if (d.indirect !== null) {
       pages.add(d.indirect.page);
-      if (d.indirect.copy) {
-        const src = d.indirect.buffer;
-        let source = copySources.get(src);
-        if (source === undefined) {
-          source = copier.bind(src, indirectBuffer!, `${label} count copy ${copySources.size} (${src.label})`);
-          copySources.set(src, source);
+      const step = plan.steps[i]!;
+      if (step !== null) {
+        const at = step.slot * stride;
+        let copy: CountCopy | null = null;
+        if (step.copy) {
+          const src = d.indirect.buffer;
+          let source = copySources.get(src);
+          if (source === undefined) {
+            source = copier.bind(src, indirectBuffer!, `${label} count copy ${copySources.size} (${src.label})`);
+            copySources.set(src, source);
+          }
+          const c = { pipeline: null! as GPUComputePipeline, bindGroup: source.bindGroup, offsets: new Uint32Array(2) };
+          copier.place(c, source, d.indirect.offset);
+          c.offsets[1] = at;
+          copy = c;
         }
-        const copy = {
-          pipeline: null! as GPUComputePipeline,
-          bindGroup: source.bindGroup,
-          offsets: new Uint32Array(2), // [1]: the copy goes to offset 0 of the graph's indirect buffer
-        };
-        copier.place(copy, source, d.indirect.offset);
-        indirect = { buffer: indirectBuffer!, offset: 0, copy, kept: false, countId: -1, countAt: 0, spares: 0 };
+        indirect = { buffer: indirectBuffer!, offset: at, copy, kept: false, countId: -1, countAt: 0, spares: 0 };
       } else {
         indirect = {
           buffer: d.indirect.buffer,

@@ -181,3 +181,23 @@ Deno.test("launches alternating between two counts that share a page with their 
     assert.deepEqual([...await readU32(client, x)], new Array(64).fill(10));
   }, { tasksMax: 4096 });
 });
+
+Deno.test("a replayed graph of launches from one count that shares a page with their bindings copies it once per replay", async () => {
+  await withClient(async (client) => {
+    const x = client.create(new Uint32Array(64));
+    const count = client.create(new Uint32Array([1, 1, 1])); // ordinary memory: same pool page as x
+    assert.equal(count.memory.slice!.page, x.memory.slice!.page);
+    const graph = await client.capture(() => {
+      for (let i = 0; i < 10; i++) client.launch(incKernel, count, [x]);
+    });
+    await client.sync();
+    client.write(x, new Uint32Array(64));
+    const calls = countCalls(() => {
+      graph.replay();
+      graph.replay();
+    });
+    assert.equal(calls.dispatches, 2, "one copy per replay; twenty launches read it");
+    assert.deepEqual([...await readU32(client, x)], new Array(64).fill(20));
+    graph.destroy();
+  }, { tasksMax: 4096 });
+});
