@@ -46,8 +46,47 @@ const WGSL = `
   if (g.x < n) { c[g.x] = a[g.x] + b[g.x]; }
 }`;
 
+type Client = Awaited<ReturnType<Runtime["createClient"]>>;
+type Kernel = ReturnType<Runtime["defineKernel"]>;
+type Handle = ReturnType<Client["create"]>;
+/** A tree's three launch loops: from one count, and from two in turn. */
+interface Loops {
+  one(client: Client, add: Kernel, count: Handle, buffers: Handle[], info: Uint32Array): void;
+  two(client: Client, add: Kernel, s0: Handle, s1: Handle, buffers: Handle[], info: Uint32Array): void;
+}
+/**
+ * Each tree's loops are written out at a place of their own: closures made
+ * from one function literal share V8's type feedback, so one loop for both
+ * trees would make its `client.launch` call site polymorphic and split V8's
+ * inlining budget between the two trees' launch paths (see `ab_trees.ts`).
+ */
+const LOOPS: readonly [Loops, Loops] = [
+  {
+    one(client, add, count, buffers, info) {
+      for (let i = 0; i < N; i++) client.launch(add, count, buffers, info);
+    },
+    two(client, add, s0, s1, buffers, info) {
+      for (let i = 0; i < N; i += 2) {
+        client.launch(add, s0, buffers, info);
+        client.launch(add, s1, buffers, info);
+      }
+    },
+  },
+  {
+    one(client, add, count, buffers, info) {
+      for (let i = 0; i < N; i++) client.launch(add, count, buffers, info);
+    },
+    two(client, add, s0, s1, buffers, info) {
+      for (let i = 0; i < N; i += 2) {
+        client.launch(add, s0, buffers, info);
+        client.launch(add, s1, buffers, info);
+      }
+    },
+  },
+];
+
 /** One tree's cases, in ms per iteration. */
-async function cases(runtime: Runtime, tree: string, device?: GPUDevice) {
+async function cases(runtime: Runtime, tree: string, loops: Loops, device?: GPUDevice) {
   const client = await runtime.createClient({ tasksMax: 4 * N, ...(device ? { device } : {}) });
   const add = runtime.defineKernel({ name: "add3", wgsl: WGSL });
   const info = new Uint32Array([64]);
@@ -78,28 +117,20 @@ async function cases(runtime: Runtime, tree: string, device?: GPUDevice) {
   return {
     device: gpu,
     cases: {
-      [`createCount, ${tree}`]: timed(() => {
-        for (let i = 0; i < N; i++) client.launch(add, count, buffers, info);
-      }),
-      [`shared, ${tree}`]: timed(() => {
-        for (let i = 0; i < N; i++) client.launch(add, s0, buffers, info);
-      }),
-      [`shared, two in turn, ${tree}`]: timed(() => {
-        for (let i = 0; i < N; i += 2) {
-          client.launch(add, s0, buffers, info);
-          client.launch(add, s1, buffers, info);
-        }
-      }),
+      [`createCount, ${tree}`]: timed(() => loops.one(client, add, count, buffers, info)),
+      [`shared, ${tree}`]: timed(() => loops.one(client, add, s0, buffers, info)),
+      [`shared, two in turn, ${tree}`]: timed(() => loops.two(client, add, s0, s1, buffers, info)),
     },
   };
 }
 
-const fresh = await cases(NEW, "this tree");
+const fresh = await cases(NEW, "this tree", LOOPS[0]);
 const device = fresh.device;
 const other = oldPath
   ? await cases(
     await importTree(oldPath),
     "other tree",
+    LOOPS[1],
     device,
   )
   : null;

@@ -56,12 +56,11 @@ export class CountSlots {
    * @returns The slot, or -1.
    */
   find(id: number, at: number): number {
-    const valid = this.valid;
-    if (valid === 0) return -1;
-    const last = this.#placed; // a run of launches from one count finds it at once
-    if ((valid & (1 << last)) !== 0 && this.ids[last] === id && this.ats[last] === at) return last;
-    for (let k = 0; k < COUNT_SLOTS; k++) {
-      if ((valid & (1 << k)) !== 0 && this.ids[k] === id && this.ats[k] === at) return k;
+    let bits = this.valid;
+    while (bits !== 0) {
+      const k = 31 - Math.clz32(bits & -bits); // the lowest valid slot left
+      if (this.ids[k] === id && this.ats[k] === at) return k;
+      bits &= bits - 1;
     }
     return -1;
   }

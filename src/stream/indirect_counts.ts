@@ -21,7 +21,7 @@ import { slotOf } from "../_util/slot.ts";
 import type { BufferBinding } from "../contract/types.ts";
 import type { CopySource, CountCopyScratch } from "../kernel/count_copy.ts";
 import type { BindingResolver } from "./binding_resolver.ts";
-import { COUNT_SLOTS, type CountSlots } from "./count_slots.ts";
+import type { CountSlots } from "./count_slots.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { IndirectHost } from "./_stream_parts.ts";
 import type { IndirectSource } from "../graph/graph.ts";
@@ -207,8 +207,8 @@ export class IndirectCounts {
     const slots = this.#slots;
     const cache = this.#ctx.bindGroups;
     let spares = 0;
-    for (let k = 0; k < COUNT_SLOTS; k++) {
-      if ((valid & (1 << k)) === 0) continue;
+    for (let bits = valid; bits !== 0; bits &= bits - 1) {
+      const k = 31 - Math.clz32(bits & -bits);
       const id = slots.ids[k]!;
       const at = slots.ats[k]!;
       let covered = false;
