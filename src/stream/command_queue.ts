@@ -20,7 +20,6 @@
 import { DeviceValidationError, LaunchError, type ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import { type CountCopy, encodeCountCopy } from "../kernel/count_copy.ts";
-import type { IndirectSource } from "../graph/graph.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { InfoArena } from "./info_arena.ts";
 import { CountSlots } from "./count_slots.ts";
@@ -157,19 +156,6 @@ export class CommandQueue {
     this.lastPipeline = copy.pipeline;
     this.lastBindGroup = null;
     this.commands++;
-  }
-
-  /**
-   * Records the indirect source of the dispatch just encoded into the open
-   * pass. One dispatched from a count slot keeps the slots it spares, and its
-   * own when it leaves its count unchanged (`CountSlots.after`); any other
-   * dispatch may change any count, and forgets every slot.
-   *
-   * @param indirect The dispatch's indirect source, or null.
-   */
-  dispatched(indirect: IndirectSource | null): void {
-    if (indirect === null || indirect.copy === null || indirect.countId < 0) this.counts.valid = 0;
-    else this.counts.after(indirect.countId, indirect.countAt, indirect.kept, indirect.spares);
   }
 
   /**

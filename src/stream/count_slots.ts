@@ -26,8 +26,8 @@ export class CountSlots {
   readonly stride: number;
   /** Bit `k` set: slot `k` holds the count at byte `ats[k]` of storage `ids[k]`. */
   valid = 0;
-  /** The slot the dispatch being encoded reads (`place`), for `after`. */
-  #placed = 0;
+  /** The slot the dispatch being encoded (or the last one) reads: set by `claim` and `place`, used by `after`. */
+  placed = 0;
   /** Storage id of the count slot `k` holds (while valid). */
   readonly ids: Int32Array = new Int32Array(COUNT_SLOTS);
   /** Byte offset of the count slot `k` holds, in its storage (while valid). */
@@ -79,7 +79,7 @@ export class CountSlots {
       k = this.#next;
       this.#next = (k + 1) % COUNT_SLOTS;
     }
-    this.#placed = k;
+    this.placed = k;
     return k;
   }
 
@@ -89,7 +89,7 @@ export class CountSlots {
    * @param k The slot.
    */
   place(k: number): void {
-    this.#placed = k;
+    this.placed = k;
   }
 
   /**
@@ -103,7 +103,7 @@ export class CountSlots {
    * @param spares The valid slots it leaves unchanged (bit `k` set: slot `k`'s count is not covered by its bindings).
    */
   after(id: number, at: number, kept: boolean, spares: number): void {
-    const k = this.#placed;
+    const k = this.placed;
     const bit = 1 << k;
     let valid = this.valid & spares & ~bit;
     if (kept) {

@@ -14,6 +14,7 @@
 
 import { bindingSizeError } from "../errors/_binding_size.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
+import type { CountCopy } from "../kernel/count_copy.ts";
 import type { ManagedMemory, Page, Slice } from "../contract/managed_memory.ts";
 import type { BufferBinding } from "../contract/types.ts";
 import type { CapturedGraph } from "../graph/graph.ts";
@@ -295,13 +296,13 @@ export class DispatchEncoder implements DispatchPaths {
     const stream = this.#stream;
     const q = stream.queue;
     let at = 0;
-    if (indirect !== null) at = indirect.copy === null ? indirect.offset : this.#copyCount(indirect);
+    if (indirect === null) q.counts.valid = 0; // it may write any count the slots hold
+    else at = this.#countAt(indirect);
     const pass = q.pass ?? q.openPass();
     q.setPipeline(pass, pipeline);
     q.setBindGroup(pass, bindGroup, dynamic);
     if (indirect !== null) pass.dispatchWorkgroupsIndirect(indirect.buffer, at);
     else pass.dispatchWorkgroups(x, y, z);
-    q.dispatched(indirect);
     q.commands++;
     if (stream.timestamping) {
       // While profiling, each dispatch has its own pass: name it and close it.
@@ -312,35 +313,44 @@ export class DispatchEncoder implements DispatchPaths {
   }
 
   /**
-   * Copies an indirect count into the pass right before its dispatch, unless
-   * its slot holds it already (a count copied to one of the stream's slots,
-   * `IndirectSource.countId`); a graph's count goes to its fixed place. While
-   * profiling, the copy has an untimed pass of its own.
+   * Where the dispatch about to be encoded reads its indirect count, after
+   * copying the count into the pass if it must be (`IndirectSource.copy`),
+   * and what the stream's count slots hold once it ran (`CountSlots`; the
+   * table lives on the host, so it is updated before the dispatch is
+   * encoded). A count copied to the stream's slots is copied only when its
+   * slot does not hold it already; a graph's count goes to its fixed place.
+   * While profiling, the copy has an untimed pass of its own.
    *
    * @returns The byte offset to dispatch from, in `indirect.buffer`.
    */
-  #copyCount(indirect: IndirectSource): number {
+  #countAt(indirect: IndirectSource): number {
+    const slots = this.#stream.queue.counts;
+    const copy = indirect.copy;
+    if (copy === null || indirect.countId < 0) {
+      slots.valid = 0; // read in place, or a graph's count: the dispatch may write any count the slots hold
+      if (copy !== null) this.#encodeCopy(copy);
+      return indirect.offset;
+    }
+    let k = slots.find(indirect.countId, indirect.countAt);
+    if (k >= 0) slots.place(k);
+    else {
+      k = slots.claim();
+      copy.offsets[1] = k * slots.stride;
+      this.#encodeCopy(copy);
+    }
+    slots.after(indirect.countId, indirect.countAt, indirect.kept, indirect.spares);
+    return k * slots.stride;
+  }
+
+  /** Encodes a count copy into the open pass, or into an untimed pass of its own while profiling. */
+  #encodeCopy(copy: CountCopy): void {
     const stream = this.#stream;
     const q = stream.queue;
-    const copy = indirect.copy!;
-    let at = indirect.offset;
-    if (indirect.countId >= 0) {
-      const slots = q.counts;
-      let k = slots.find(indirect.countId, indirect.countAt);
-      if (k >= 0) {
-        slots.place(k);
-        return k * slots.stride;
-      }
-      k = slots.claim();
-      at = k * slots.stride;
-      copy.offsets[1] = at;
-    }
     if (!stream.timestamping) q.copyCount(q.pass ?? q.openPass(), copy);
     else {
       q.copyCount(q.pass ?? q.openPass(false), copy);
       q.endPass();
     }
-    return at;
   }
 
   /** See `DispatchPaths.pushInfo`. */
@@ -384,7 +394,7 @@ export class DispatchEncoder implements DispatchPaths {
     if (this.#held.current === null && q.segment === null && !stream.timestamping && q.tasks + n < this.#tasksMax) {
       this.markPages(graph.pages);
       encodeReplay(q, graph.tasks, q.pass ?? q.openPass());
-      q.dispatched(null);
+      q.counts.valid = 0; // its dispatches may write any count the slots hold
       q.commands += n + graph.countCopies;
       q.tasks += n;
       q.replays++;

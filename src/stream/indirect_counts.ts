@@ -139,13 +139,15 @@ export class IndirectCounts {
           if (offsets[i]! < at + 12 && at < offsets[i]! + sizes[i]!) kept = false;
         }
       }
-      if (conflict && this.#slots.valid !== 0) {
-        // Only the other slots matter: the count's own slot, if any, holds it again after the launch iff `kept`.
-        const slots = this.#slots;
-        const own = slots.find(page.storage.id, at);
-        const others = own < 0 ? slots.valid : slots.valid & ~(1 << own);
-        if (others !== 0) spares = this.#spares(others, bindings, n, bound);
-      }
+      // In a run of launches from one count, the only valid slot is the one the last dispatch read, holding this
+      // count: nothing to spare.
+      const slots = this.#slots;
+      const p = slots.placed;
+      const valid = slots.valid;
+      if (
+        conflict && valid !== 0 &&
+        ((valid & ~(1 << p)) !== 0 || slots.ids[p] !== page.storage.id || slots.ats[p] !== at)
+      ) spares = this.#spares(page.storage.id, at, bindings, n, bound);
     } else {
       kept = false; // another stream's memory, or a stale descriptor: copied every time
       if (bound !== null) {
@@ -200,12 +202,22 @@ export class IndirectCounts {
   }
 
   /**
-   * The slots of `valid` (a bit each) whose counts none of the launch's
-   * bindings covers: the launch leaves them unchanged.
+   * The valid count slots, other than the one holding the launch's own
+   * count, whose counts none of the launch's bindings covers (a bit each):
+   * the launch leaves them unchanged.
    */
-  #spares(valid: number, bindings: readonly BufferBinding[], n: number, bound: readonly Slice[] | null): number {
+  #spares(
+    countId: number,
+    countAt: number,
+    bindings: readonly BufferBinding[],
+    n: number,
+    bound: readonly Slice[] | null,
+  ): number {
     const slots = this.#slots;
     const cache = this.#ctx.bindGroups;
+    // Only the other slots matter: the count's own slot, if any, holds it again after the launch iff `kept`.
+    const own = slots.find(countId, countAt);
+    const valid = own < 0 ? slots.valid : slots.valid & ~(1 << own);
     let spares = 0;
     for (let bits = valid; bits !== 0; bits &= bits - 1) {
       const k = 31 - Math.clz32(bits & -bits);
