@@ -295,9 +295,27 @@ export class DispatchEncoder implements DispatchPaths {
   ): void {
     const stream = this.#stream;
     const q = stream.queue;
+    // The count slots (`CountSlots`) live on the host: their table is updated before the dispatch is encoded.
     let at = 0;
     if (indirect === null) q.counts.valid = 0; // it may write any count the slots hold
-    else at = this.#countAt(indirect);
+    else if (indirect.countId >= 0) {
+      // Copied to the stream's slots, unless its slot holds it already. (Written out here, not in a method: with
+      // one more call in it, V8 inlines this method into `launch` and leaves the arena's push out.)
+      const slots = q.counts;
+      let k = slots.find(indirect.countId, indirect.countAt);
+      if (k >= 0) slots.place(k);
+      else {
+        k = slots.claim();
+        indirect.copy!.offsets[1] = k * slots.stride;
+        this.#encodeCopy(indirect.copy!);
+      }
+      slots.after(indirect.countId, indirect.countAt, indirect.kept, indirect.spares);
+      at = k * slots.stride;
+    } else {
+      q.counts.valid = 0; // read in place, or a graph's count: it may write any count the slots hold
+      if (indirect.copy !== null) this.#encodeCopy(indirect.copy);
+      at = indirect.offset;
+    }
     const pass = q.pass ?? q.openPass();
     q.setPipeline(pass, pipeline);
     q.setBindGroup(pass, bindGroup, dynamic);
@@ -310,36 +328,6 @@ export class DispatchEncoder implements DispatchPaths {
       q.endPass();
     }
     if (++q.tasks >= this.#tasksMax) stream.submit();
-  }
-
-  /**
-   * Where the dispatch about to be encoded reads its indirect count, after
-   * copying the count into the pass if it must be (`IndirectSource.copy`),
-   * and what the stream's count slots hold once it ran (`CountSlots`; the
-   * table lives on the host, so it is updated before the dispatch is
-   * encoded). A count copied to the stream's slots is copied only when its
-   * slot does not hold it already; a graph's count goes to its fixed place.
-   * While profiling, the copy has an untimed pass of its own.
-   *
-   * @returns The byte offset to dispatch from, in `indirect.buffer`.
-   */
-  #countAt(indirect: IndirectSource): number {
-    const slots = this.#stream.queue.counts;
-    const copy = indirect.copy;
-    if (copy === null || indirect.countId < 0) {
-      slots.valid = 0; // read in place, or a graph's count: the dispatch may write any count the slots hold
-      if (copy !== null) this.#encodeCopy(copy);
-      return indirect.offset;
-    }
-    let k = slots.find(indirect.countId, indirect.countAt);
-    if (k >= 0) slots.place(k);
-    else {
-      k = slots.claim();
-      copy.offsets[1] = k * slots.stride;
-      this.#encodeCopy(copy);
-    }
-    slots.after(indirect.countId, indirect.countAt, indirect.kept, indirect.spares);
-    return k * slots.stride;
   }
 
   /** Encodes a count copy into the open pass, or into an untimed pass of its own while profiling. */
