@@ -16,7 +16,7 @@ import type { ServerError } from "../errors.ts";
 import type { PipelineEntry } from "../kernel/pipeline_cache.ts";
 import type { ManagedMemory, Page } from "../contract/managed_memory.ts";
 import { formatBytesExact } from "../_util/format.ts";
-import type { CopySource, CountCopier, CountCopy } from "../kernel/count_copy.ts";
+import { type CopySource, type CountCopier, type CountCopy, countSlotStride } from "../kernel/count_copy.ts";
 import { planCountCopies } from "./count_plan.ts";
 
 /** One launch captured while recording. */
@@ -271,7 +271,7 @@ export function buildGraph(
   }
   // A slot per distinct copied count, copied only where it may be stale (`planCountCopies`).
   const plan = planCountCopies(recorder.dispatches);
-  const stride = Math.max(copier.alignment, 16);
+  const stride = countSlotStride(copier.alignment);
   let indirectBuffer: GPUBuffer | null = null;
   if (plan.slots > 0) {
     indirectBuffer = device.createBuffer({
@@ -320,34 +320,24 @@ export function buildGraph(
     let indirect: ReplayTask["indirect"] = null;
     if (d.indirect !== null) {
       pages.add(d.indirect.page);
+      // A count in a page of the bindings is read from its slot of the graph's buffer; others in place.
       const step = plan.steps[i]!;
-      if (step !== null) {
-        const at = step.slot * stride;
-        let copy: CountCopy | null = null;
-        if (step.copy) {
-          const src = d.indirect.buffer;
-          let source = copySources.get(src);
-          if (source === undefined) {
-            source = copier.bind(src, indirectBuffer!, `${label} count copy ${copySources.size} (${src.label})`);
-            copySources.set(src, source);
-          }
-          const c = { pipeline: null! as GPUComputePipeline, bindGroup: source.bindGroup, offsets: new Uint32Array(2) };
-          copier.place(c, source, d.indirect.offset);
-          c.offsets[1] = at;
-          copy = c;
+      const buffer = step === null ? d.indirect.buffer : indirectBuffer!;
+      const offset = step === null ? d.indirect.offset : step.slot * stride;
+      let copy: CountCopy | null = null;
+      if (step?.copy) {
+        const src = d.indirect.buffer;
+        let source = copySources.get(src);
+        if (source === undefined) {
+          source = copier.bind(src, indirectBuffer!, `${label} count copy ${copySources.size} (${src.label})`);
+          copySources.set(src, source);
         }
-        indirect = { buffer: indirectBuffer!, offset: at, copy, kept: false, countId: -1, countAt: 0, spares: 0 };
-      } else {
-        indirect = {
-          buffer: d.indirect.buffer,
-          offset: d.indirect.offset,
-          copy: null,
-          kept: false,
-          countId: -1,
-          countAt: 0,
-          spares: 0,
-        };
+        const c = { pipeline: null! as GPUComputePipeline, bindGroup: source.bindGroup, offsets: new Uint32Array(2) };
+        copier.place(c, source, d.indirect.offset);
+        c.offsets[1] = offset;
+        copy = c;
       }
+      indirect = { buffer, offset, copy, kept: false, countId: -1, countAt: 0, spares: 0 };
     }
     const copies = indirect !== null && indirect.copy !== null;
     const previous = i === 0 ? null : recorder.dispatches[i - 1]!;

@@ -63,6 +63,18 @@ export interface CountCopyScratch {
 }
 
 /**
+ * Bytes between the slots a count copy writes to (its destination's dynamic
+ * offsets): `minStorageBufferOffsetAlignment`, and at least the 16 bytes a
+ * slot takes.
+ *
+ * @param alignment `minStorageBufferOffsetAlignment`.
+ * @returns The stride.
+ */
+export function countSlotStride(alignment: number): number {
+  return Math.max(alignment, 16);
+}
+
+/**
  * Encodes a count copy into `pass`: it leaves the copy pipeline and bind
  * group set, so the launch that follows sets its own again.
  *

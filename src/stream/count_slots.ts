@@ -17,6 +17,8 @@
  * @module
  */
 
+import { countSlotStride } from "../kernel/count_copy.ts";
+
 /** Slots of a stream's indirect count buffer. */
 export const COUNT_SLOTS = 8;
 
@@ -26,7 +28,7 @@ export class CountSlots {
   readonly stride: number;
   /** Bit `k` set: slot `k` holds the count at byte `ats[k]` of storage `ids[k]`. */
   valid = 0;
-  /** The slot the dispatch being encoded (or the last one) reads: set by `claim` and `place`, used by `after`. */
+  /** The slot the dispatch being encoded (or the last one) reads: set by `claim`, or by the caller that found its count; used by `after`. */
   placed = 0;
   /** Storage id of the count slot `k` holds (while valid). */
   readonly ids: Int32Array = new Int32Array(COUNT_SLOTS);
@@ -40,7 +42,7 @@ export class CountSlots {
    * @param alignment `minStorageBufferOffsetAlignment`.
    */
   constructor(alignment: number) {
-    this.stride = Math.max(alignment, 16);
+    this.stride = countSlotStride(alignment);
   }
 
   /** The bytes of the buffer holding the slots. */
@@ -81,15 +83,6 @@ export class CountSlots {
     }
     this.placed = k;
     return k;
-  }
-
-  /**
-   * Makes `k` the placed slot (its count was found there).
-   *
-   * @param k The slot.
-   */
-  place(k: number): void {
-    this.placed = k;
   }
 
   /**

@@ -303,7 +303,7 @@ export class DispatchEncoder implements DispatchPaths {
       // one more call in it, V8 inlines this method into `launch` and leaves the arena's push out.)
       const slots = q.counts;
       let k = slots.find(indirect.countId, indirect.countAt);
-      if (k >= 0) slots.place(k);
+      if (k >= 0) slots.placed = k;
       else {
         k = slots.claim();
         indirect.copy!.offsets[1] = k * slots.stride;

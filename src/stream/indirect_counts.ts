@@ -114,40 +114,20 @@ export class IndirectCounts {
       slice !== null && slice.owner === desc && slice.page.storage.resource !== null &&
       slotOf(binding.stream, this.#ctx.settings.maxStreams) === stream.slot
     ) {
-      // This stream's memory, resolved: no pin, and a conflict is a shared page;
-      // a binding that covers any of the count's 12 bytes may change them.
-      const page = slice.page;
+      // This stream's memory, resolved: no pin, and a conflict is a shared page.
+      const id = slice.page.storage.id;
       const at = slice.offset + binding.offsetStart;
-      if (bound !== null) {
-        for (let i = 0; i < n; i++) {
-          const s = bound[i]!;
-          if (s.page !== page) continue;
-          conflict = true;
-          const b = bindings[i]!;
-          const start = s.offset + b.offsetStart;
-          if (start < at + 12 && at < start + b.size - b.offsetStart - b.offsetEnd) kept = false;
-        }
-      } else {
-        const cache = this.#ctx.bindGroups;
-        const ids = cache.ids;
-        const offsets = cache.offsets;
-        const sizes = cache.sizes;
-        const id = page.storage.id;
-        for (let i = 0; i < n; i++) {
-          if (ids[i] !== id) continue;
-          conflict = true;
-          if (offsets[i]! < at + 12 && at < offsets[i]! + sizes[i]!) kept = false;
-        }
-      }
+      const covers = this.#covers(id, at, bindings, n, bound);
+      conflict = covers >= 0;
+      kept = covers <= 0;
       // In a run of launches from one count, the only valid slot is the one the last dispatch read, holding this
       // count: nothing to spare.
       const slots = this.#slots;
       const p = slots.placed;
       const valid = slots.valid;
       if (
-        conflict && valid !== 0 &&
-        ((valid & ~(1 << p)) !== 0 || slots.ids[p] !== page.storage.id || slots.ats[p] !== at)
-      ) spares = this.#spares(page.storage.id, at, bindings, n, bound);
+        conflict && valid !== 0 && ((valid & ~(1 << p)) !== 0 || slots.ids[p] !== id || slots.ats[p] !== at)
+      ) spares = this.#spares(id, at, bindings, n, bound);
     } else {
       kept = false; // another stream's memory, or a stale descriptor: copied every time
       if (bound !== null) {
@@ -165,9 +145,10 @@ export class IndirectCounts {
     const out = this.#scratch;
     out.page = page;
     const storage = page.storage;
+    const at = slice.offset + binding.offsetStart;
     if (!conflict) {
       out.buffer = storage.resource!;
-      out.offset = slice.offset + binding.offsetStart;
+      out.offset = at;
       out.copy = null;
       out.kept = false;
       out.countId = -1;
@@ -188,7 +169,6 @@ export class IndirectCounts {
       this.#lastId = storage.id;
     }
     const copy = this.#copy;
-    const at = slice.offset + binding.offsetStart;
     copy.bindGroup = from.bindGroup;
     copier.place(copy, from, at);
     out.buffer = buffer;
@@ -214,35 +194,50 @@ export class IndirectCounts {
     bound: readonly Slice[] | null,
   ): number {
     const slots = this.#slots;
-    const cache = this.#ctx.bindGroups;
     // Only the other slots matter: the count's own slot, if any, holds it again after the launch iff `kept`.
     const own = slots.find(countId, countAt);
     const valid = own < 0 ? slots.valid : slots.valid & ~(1 << own);
     let spares = 0;
     for (let bits = valid; bits !== 0; bits &= bits - 1) {
       const k = 31 - Math.clz32(bits & -bits);
-      const id = slots.ids[k]!;
-      const at = slots.ats[k]!;
-      let covered = false;
-      for (let i = 0; i < n && !covered; i++) {
-        let start: number;
-        let end: number;
-        if (bound !== null) {
-          const s = bound[i]!;
-          if (s.page.storage.id !== id) continue;
-          const b = bindings[i]!;
-          start = s.offset + b.offsetStart;
-          end = start + b.size - b.offsetStart - b.offsetEnd;
-        } else {
-          if (cache.ids[i] !== id) continue;
-          start = cache.offsets[i]!;
-          end = start + cache.sizes[i]!;
-        }
-        covered = start < at + 12 && at < end;
-      }
-      if (!covered) spares |= 1 << k;
+      if (this.#covers(slots.ids[k]!, slots.ats[k]!, bindings, n, bound) <= 0) spares |= 1 << k;
     }
     return spares;
+  }
+
+  /**
+   * Whether the launch's bindings reach the 12 count bytes at byte `at` of
+   * storage `id`: 1 when one covers any of them (the launch may change
+   * them), 0 when some bind that buffer but none covers them, -1 when none
+   * binds that buffer.
+   */
+  #covers(
+    id: number,
+    at: number,
+    bindings: readonly BufferBinding[],
+    n: number,
+    bound: readonly Slice[] | null,
+  ): number {
+    const cache = this.#ctx.bindGroups;
+    let found = -1;
+    for (let i = 0; i < n; i++) {
+      let start: number;
+      let end: number;
+      if (bound !== null) {
+        const s = bound[i]!;
+        if (s.page.storage.id !== id) continue;
+        const b = bindings[i]!;
+        start = s.offset + b.offsetStart;
+        end = start + b.size - b.offsetStart - b.offsetEnd;
+      } else {
+        if (cache.ids[i] !== id) continue;
+        start = cache.offsets[i]!;
+        end = start + cache.sizes[i]!;
+      }
+      if (start < at + 12 && at < end) return 1;
+      found = 0;
+    }
+    return found;
   }
 
   /** Destroys the indirect count buffer, if any (teardown). */

@@ -34,11 +34,11 @@ Deno.test("CountSlots.find() names the slot of a count kept there, and forgets i
   assert.equal(slots.find(7, 0), 0);
   assert.equal(slots.find(7, 256), 1);
   assert.equal(slots.find(8, 0), -1, "another buffer");
-  slots.place(1);
+  slots.placed = 1;
   slots.after(7, 256, true, 0); // a launch from (7, 256) whose bindings cover (7, 0)
   assert.equal(slots.find(7, 0), -1);
   assert.equal(slots.find(7, 256), 1);
-  slots.place(1);
+  slots.placed = 1;
   slots.after(7, 256, false, slots.valid); // a launch that rewrites its own count
   assert.equal(slots.find(7, 256), -1);
   assert.equal(slots.valid, 0);
