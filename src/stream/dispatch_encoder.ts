@@ -237,7 +237,7 @@ export class DispatchEncoder implements DispatchPaths {
     }
     let source: (IndirectSource & { page: Page }) | null = null;
     if (indirect !== null) {
-      source = this.#indirects.source(indirect, bindings, n, entry.kernel.name, bound);
+      source = this.#indirects.source(indirect, bindings, n, entry.kernel.name, bound, bindGroup);
       if (source === null) return;
     }
     if (hold) {

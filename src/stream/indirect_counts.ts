@@ -11,7 +11,9 @@
  * change them, so a later launch in the same pass from the same count finds
  * it still in its slot and skips its copy, as long as every dispatch between
  * them left it alone too. Launches alternating between a few such counts thus
- * copy each once per pass.
+ * copy each once per pass. Whether a launch's bindings cover a slot's count is
+ * remembered per slot and bind group, so launches that repeat their bindings
+ * skip those range tests.
  *
  * @module
  */
@@ -21,7 +23,7 @@ import { slotOf } from "../_util/slot.ts";
 import type { BufferBinding } from "../contract/types.ts";
 import type { CopySource, CountCopyScratch } from "../kernel/count_copy.ts";
 import type { BindingResolver } from "./binding_resolver.ts";
-import type { CountSlots } from "./count_slots.ts";
+import { COUNT_SLOTS, type CountSlots } from "./count_slots.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { IndirectHost } from "./_stream_parts.ts";
 import type { IndirectSource } from "../graph/graph.ts";
@@ -37,6 +39,16 @@ export class IndirectCounts {
   /** The storage id and copy bind group of the last copy's source buffer. */
   #lastId = -1;
   #last: CopySource | null = null;
+  /**
+   * What `#covers` answered for the count slot `k` held, against the bindings
+   * of bind group `#groups[k]` (a bind group's ranges never change): valid
+   * while the slot still holds the count at byte `#cachedAts[k]` of storage
+   * `#cachedIds[k]`. Launches that repeat their bindings skip the range tests.
+   */
+  #groups: (GPUBindGroup | null)[] = new Array(COUNT_SLOTS).fill(null);
+  #cachedIds: Int32Array = new Int32Array(COUNT_SLOTS).fill(-1);
+  #cachedAts: Float64Array = new Float64Array(COUNT_SLOTS);
+  #cachedCovers: Int8Array = new Int8Array(COUNT_SLOTS);
   /** The copy of `source`'s result, reused. */
   #copy: CountCopyScratch = { pipeline: null!, bindGroup: null!, offsets: new Uint32Array(2) };
   /** The result of `source`, reused (nothing is allocated per launch). */
@@ -95,6 +107,7 @@ export class IndirectCounts {
    * @param kernel Kernel name, for errors.
    * @param bound The slices of the launch's bindings, or null when they were
    * just resolved (the bind group cache's scratch arrays then name their buffers).
+   * @param group The launch's bind group (it binds exactly `bindings`).
    * @returns The source, and the page holding the count.
    */
   source(
@@ -103,6 +116,7 @@ export class IndirectCounts {
     n: number,
     kernel: string,
     bound: readonly Slice[] | null,
+    group: GPUBindGroup,
   ): IndirectSource & { page: Page } | null {
     const stream = this.#stream;
     const desc = binding.memory;
@@ -117,17 +131,17 @@ export class IndirectCounts {
       // This stream's memory, resolved: no pin, and a conflict is a shared page.
       const id = slice.page.storage.id;
       const at = slice.offset + binding.offsetStart;
-      const covers = this.#covers(id, at, bindings, n, bound);
+      const slots = this.#slots;
+      const valid = slots.valid;
+      const own = valid === 0 ? -1 : slots.find(id, at);
+      const covers = own < 0
+        ? this.#covers(id, at, bindings, n, bound)
+        : this.#slotCovers(own, bindings, n, bound, group);
       conflict = covers >= 0;
       kept = covers <= 0;
-      // In a run of launches from one count, the only valid slot is the one the last dispatch read, holding this
-      // count: nothing to spare.
-      const slots = this.#slots;
-      const p = slots.placed;
-      const valid = slots.valid;
-      if (
-        conflict && valid !== 0 && ((valid & ~(1 << p)) !== 0 || slots.ids[p] !== id || slots.ats[p] !== at)
-      ) spares = this.#spares(id, at, bindings, n, bound);
+      // Only the other slots matter: the count's own slot, if any, holds it again after the launch iff `kept`.
+      const others = own < 0 ? valid : valid & ~(1 << own);
+      if (conflict && others !== 0) spares = this.#spares(others, bindings, n, bound, group);
     } else {
       kept = false; // another stream's memory, or a stale descriptor: copied every time
       if (bound !== null) {
@@ -182,27 +196,47 @@ export class IndirectCounts {
   }
 
   /**
-   * The valid count slots, other than the one holding the launch's own
-   * count, whose counts none of the launch's bindings covers (a bit each):
-   * the launch leaves them unchanged.
+   * Which of the count slots `others` (a bit each) hold counts that none of
+   * the launch's bindings covers: the launch leaves them unchanged.
    */
   #spares(
-    countId: number,
-    countAt: number,
+    others: number,
     bindings: readonly BufferBinding[],
     n: number,
     bound: readonly Slice[] | null,
+    group: GPUBindGroup,
   ): number {
-    const slots = this.#slots;
-    // Only the other slots matter: the count's own slot, if any, holds it again after the launch iff `kept`.
-    const own = slots.find(countId, countAt);
-    const valid = own < 0 ? slots.valid : slots.valid & ~(1 << own);
     let spares = 0;
-    for (let bits = valid; bits !== 0; bits &= bits - 1) {
+    for (let bits = others; bits !== 0; bits &= bits - 1) {
       const k = 31 - Math.clz32(bits & -bits);
-      if (this.#covers(slots.ids[k]!, slots.ats[k]!, bindings, n, bound) <= 0) spares |= 1 << k;
+      if (this.#slotCovers(k, bindings, n, bound, group) <= 0) spares |= 1 << k;
     }
     return spares;
+  }
+
+  /**
+   * `#covers` for the count that valid slot `k` holds, remembered per slot
+   * and bind group.
+   */
+  #slotCovers(
+    k: number,
+    bindings: readonly BufferBinding[],
+    n: number,
+    bound: readonly Slice[] | null,
+    group: GPUBindGroup,
+  ): number {
+    const slots = this.#slots;
+    const id = slots.ids[k]!;
+    const at = slots.ats[k]!;
+    if (this.#groups[k] === group && this.#cachedIds[k] === id && this.#cachedAts[k] === at) {
+      return this.#cachedCovers[k]!;
+    }
+    const covers = this.#covers(id, at, bindings, n, bound);
+    this.#groups[k] = group;
+    this.#cachedIds[k] = id;
+    this.#cachedAts[k] = at;
+    this.#cachedCovers[k] = covers;
+    return covers;
   }
 
   /**
@@ -240,8 +274,9 @@ export class IndirectCounts {
     return found;
   }
 
-  /** Destroys the indirect count buffer, if any (teardown). */
+  /** Destroys the indirect count buffer, if any, and forgets the bind groups it remembered (teardown). */
   destroy(): void {
     this.#buffer?.destroy();
+    this.#groups.fill(null);
   }
 }
