@@ -10,8 +10,9 @@
  *   buffer of the same size, one submit, `mapAsync`, a copy of the mapped
  *   range, `unmap`.
  *
- * Both trees' clients run with their defaults (fast reads where the tree
- * has them and the adapter is hardware). Every case runs `WARMUP` untimed
+ * Both trees' clients run with their defaults: reads take the spec path
+ * (fast reads are opt-in), so each small read waits out Deno's ~10 ms map
+ * poll, as the raw read does. Every case runs `WARMUP` untimed
  * times, then `ROUNDS` rounds of `BLOCK` runs, the cases in a fresh shuffled
  * order each round; the summary is each case's median (ms), and this tree ÷
  * the other per round (the median of per-round ratios, quartiles).
