@@ -12,7 +12,8 @@
  *
  * Both trees' clients run with their defaults: reads take the spec path
  * (fast reads are opt-in), so each small read waits out Deno's ~10 ms map
- * poll, as the raw read does. Every case runs `WARMUP` untimed
+ * poll, as the raw read does. With `FAST=1` both clients are created with
+ * `fastReads: true` (the raw read stays on the spec path). Every case runs `WARMUP` untimed
  * times, then `ROUNDS` rounds of `BLOCK` runs, the cases in a fresh shuffled
  * order each round; the summary is each case's median (ms), and this tree ÷
  * the other per round (the median of per-round ratios, quartiles).
@@ -22,7 +23,7 @@
  * OLD=/tmp/old deno run -A bench/ab_transfers.ts
  * ```
  * (env `OLD`, required; `SIZES`, comma-separated bytes; `ROUNDS`, default
- * 10; `BLOCK`, default 5; `WARMUP`, default 3).
+ * 10; `BLOCK`, default 5; `WARMUP`, default 3; `FAST`, `1` for fast reads).
  */
 
 import * as NEW from "../mod.ts";
@@ -39,13 +40,14 @@ const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 10);
 const BLOCK = Number(Deno.env.get("BLOCK") ?? 5);
 const WARMUP = Number(Deno.env.get("WARMUP") ?? 3);
 const CHUNK = 4 << 20;
+const FAST = Deno.env.get("FAST") === "1";
 
 /** Human-readable size. */
 const sizeName = (n: number) => n >= 1 << 20 ? `${n >> 20} MiB` : `${n >> 10} KiB`;
 
 /** One tree's cases (ms per run), on its own client. */
 async function cases(runtime: Runtime, tree: string, device?: GPUDevice) {
-  const client = await runtime.createClient(device ? { device } : {});
+  const client = await runtime.createClient({ ...(device ? { device } : {}), ...(FAST ? { fastReads: true } : {}) });
   const out: Record<string, () => Promise<number>> = {};
   for (const size of SIZES) {
     const bytes = new Uint8Array(size).fill(5);
@@ -127,7 +129,11 @@ for (let round = 0; round < ROUNDS; round++) {
     blocks[name]!.push(block);
   }
 }
-console.log(`${ROUNDS} rounds of ${BLOCK}; ms per run (median); this tree ÷ other tree per round (quartiles)`);
+console.log(
+  `${ROUNDS} rounds of ${BLOCK}; ${
+    FAST ? "fast reads" : "spec reads"
+  }; ms per run (median); this tree ÷ other tree per round (quartiles)`,
+);
 for (const size of SIZES) {
   for (const op of ["write", "read"]) {
     const key = (tree: string) => `${op} ${sizeName(size)}, ${tree}`;

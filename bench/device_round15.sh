@@ -6,8 +6,9 @@
 #   PART=suite  the device suite twice, one run after the other (JOBS=6, LIMIT=240), then, with what the budget
 #               leaves (at least 60 s), issue 33's launch A/B against 48a0001 (`ab_trees.ts`, OLD=.device/base);
 #   PART=perf   issue 33's A/Bs alone: `ab_trees.ts` (AB_ROUNDS rounds, default 20, at most 60% of the budget) and
-#               `ab_shared_count.ts` and `ab_transfers.ts` against 48a0001 (.device/base), then, with what the budget
-#               leaves, `ab_shared_count.ts` for this tree alone under V8's CPU profiler (its .cpuprofile in $OUT/prof).
+#               `ab_shared_count.ts` and `ab_transfers.ts` (spec reads, then fast reads) against 48a0001 (.device/base),
+#               then, with what the budget leaves, `ab_shared_count.ts` for this tree alone under V8's CPU profiler
+#               (its .cpuprofile in $OUT/prof).
 # Each prints its summaries, every failed test's error report, and any process that ended before its summary
 # (the runner names the test it was in). BUDGET (seconds, default 580) caps the
 # call. Through the device tool, carry [".device"]:
@@ -51,6 +52,8 @@ case "${PART:-tests}" in
     OLD=.device/base ROUNDS=20 timeout -k 5 "$(cap $(( B * 2 / 10 )))" deno run -A bench/ab_shared_count.ts 2>&1 | tail -8
     echo "== ab_transfers against .device/base (48a0001), ROUNDS=10"
     OLD=.device/base ROUNDS=10 timeout -k 5 "$(cap $(( B * 15 / 100 )))" deno run -A bench/ab_transfers.ts 2>&1 | tail -7
+    echo "== ab_transfers with fast reads against .device/base (48a0001), ROUNDS=6"
+    FAST=1 OLD=.device/base ROUNDS=6 timeout -k 5 "$(cap $(( B * 10 / 100 )))" deno run -A bench/ab_transfers.ts 2>&1 | tail -7
     if [ "$(left 10)" -ge 30 ]; then
       echo "== ab_shared_count, this tree alone, under V8's CPU profiler (into \$OUT/prof)"
       CASES="this tree" ROUNDS=6 timeout -k 5 "$(left 10)" deno run -A --cpu-prof --cpu-prof-interval=100 --cpu-prof-dir="$OUT/prof" \
