@@ -28,12 +28,22 @@ export class CountSlots {
   readonly stride: number;
   /** Bit `k` set: slot `k` holds the count at byte `ats[k]` of storage `ids[k]`. */
   valid = 0;
-  /** The slot the dispatch being encoded (or the last one) reads: set by `claim`, or by the caller that found its count; used by `after`. */
+  /**
+   * The slot the dispatch being encoded (or the last one) reads: set by
+   * `claim`, or by the caller that found its count there; used by `after`.
+   */
   placed = 0;
   /** Storage id of the count slot `k` holds (while valid). */
   readonly ids: Int32Array = new Int32Array(COUNT_SLOTS);
   /** Byte offset of the count slot `k` holds, in its storage (while valid). */
   readonly ats: Float64Array = new Float64Array(COUNT_SLOTS);
+  /**
+   * The bind group whose bindings slot `k`'s count was last tested against
+   * (`IndirectCounts`), or null; forgotten when the slot takes another count.
+   */
+  readonly groups: (GPUBindGroup | null)[] = new Array(COUNT_SLOTS).fill(null);
+  /** What that test answered for slot `k`: 1 a binding covers the count, 0 none covers it but one binds its buffer, -1 none binds its buffer. */
+  readonly covers: Int8Array = new Int8Array(COUNT_SLOTS);
   #next = 0;
 
   /**
@@ -100,6 +110,7 @@ export class CountSlots {
     const bit = 1 << k;
     let valid = this.valid & spares & ~bit;
     if (kept) {
+      if (this.ids[k] !== id || this.ats[k] !== at) this.groups[k] = null; // another count: its test is not known
       this.ids[k] = id;
       this.ats[k] = at;
       valid |= bit;

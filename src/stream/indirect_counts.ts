@@ -23,7 +23,7 @@ import { slotOf } from "../_util/slot.ts";
 import type { BufferBinding } from "../contract/types.ts";
 import type { CopySource, CountCopyScratch } from "../kernel/count_copy.ts";
 import type { BindingResolver } from "./binding_resolver.ts";
-import { COUNT_SLOTS, type CountSlots } from "./count_slots.ts";
+import type { CountSlots } from "./count_slots.ts";
 import type { DeviceContext } from "./device_context.ts";
 import type { IndirectHost } from "./_stream_parts.ts";
 import type { IndirectSource } from "../graph/graph.ts";
@@ -39,16 +39,6 @@ export class IndirectCounts {
   /** The storage id and copy bind group of the last copy's source buffer. */
   #lastId = -1;
   #last: CopySource | null = null;
-  /**
-   * What `#covers` answered for the count slot `k` held, against the bindings
-   * of bind group `#groups[k]` (a bind group's ranges never change): valid
-   * while the slot still holds the count at byte `#cachedAts[k]` of storage
-   * `#cachedIds[k]`. Launches that repeat their bindings skip the range tests.
-   */
-  #groups: (GPUBindGroup | null)[] = new Array(COUNT_SLOTS).fill(null);
-  #cachedIds: Int32Array = new Int32Array(COUNT_SLOTS).fill(-1);
-  #cachedAts: Float64Array = new Float64Array(COUNT_SLOTS);
-  #cachedCovers: Int8Array = new Int8Array(COUNT_SLOTS);
   /** The copy of `source`'s result, reused. */
   #copy: CountCopyScratch = { pipeline: null!, bindGroup: null!, offsets: new Uint32Array(2) };
   /** The result of `source`, reused (nothing is allocated per launch). */
@@ -139,9 +129,14 @@ export class IndirectCounts {
         : this.#slotCovers(own, bindings, n, bound, group);
       conflict = covers >= 0;
       kept = covers <= 0;
-      // Only the other slots matter: the count's own slot, if any, holds it again after the launch iff `kept`.
-      const others = own < 0 ? valid : valid & ~(1 << own);
-      if (conflict && others !== 0) spares = this.#spares(others, bindings, n, bound, group);
+      // The other valid slots whose counts none of the bindings covers stay valid (the count's own slot, if any,
+      // holds it again after the launch iff `kept`).
+      if (conflict) {
+        for (let bits = own < 0 ? valid : valid & ~(1 << own); bits !== 0; bits &= bits - 1) {
+          const k = 31 - Math.clz32(bits & -bits);
+          if (this.#slotCovers(k, bindings, n, bound, group) <= 0) spares |= 1 << k;
+        }
+      }
     } else {
       kept = false; // another stream's memory, or a stale descriptor: copied every time
       if (bound !== null) {
@@ -196,27 +191,8 @@ export class IndirectCounts {
   }
 
   /**
-   * Which of the count slots `others` (a bit each) hold counts that none of
-   * the launch's bindings covers: the launch leaves them unchanged.
-   */
-  #spares(
-    others: number,
-    bindings: readonly BufferBinding[],
-    n: number,
-    bound: readonly Slice[] | null,
-    group: GPUBindGroup,
-  ): number {
-    let spares = 0;
-    for (let bits = others; bits !== 0; bits &= bits - 1) {
-      const k = 31 - Math.clz32(bits & -bits);
-      if (this.#slotCovers(k, bindings, n, bound, group) <= 0) spares |= 1 << k;
-    }
-    return spares;
-  }
-
-  /**
    * `#covers` for the count that valid slot `k` holds, remembered per slot
-   * and bind group.
+   * and bind group (`CountSlots.groups`; a bind group's ranges never change).
    */
   #slotCovers(
     k: number,
@@ -226,16 +202,10 @@ export class IndirectCounts {
     group: GPUBindGroup,
   ): number {
     const slots = this.#slots;
-    const id = slots.ids[k]!;
-    const at = slots.ats[k]!;
-    if (this.#groups[k] === group && this.#cachedIds[k] === id && this.#cachedAts[k] === at) {
-      return this.#cachedCovers[k]!;
-    }
-    const covers = this.#covers(id, at, bindings, n, bound);
-    this.#groups[k] = group;
-    this.#cachedIds[k] = id;
-    this.#cachedAts[k] = at;
-    this.#cachedCovers[k] = covers;
+    if (slots.groups[k] === group) return slots.covers[k]!;
+    const covers = this.#covers(slots.ids[k]!, slots.ats[k]!, bindings, n, bound);
+    slots.groups[k] = group;
+    slots.covers[k] = covers;
     return covers;
   }
 
@@ -274,9 +244,8 @@ export class IndirectCounts {
     return found;
   }
 
-  /** Destroys the indirect count buffer, if any, and forgets the bind groups it remembered (teardown). */
+  /** Destroys the indirect count buffer, if any (teardown). */
   destroy(): void {
     this.#buffer?.destroy();
-    this.#groups.fill(null);
   }
 }

@@ -43,3 +43,23 @@ Deno.test("CountSlots.find() names the slot of a count kept there, and forgets i
   assert.equal(slots.find(7, 256), -1);
   assert.equal(slots.valid, 0);
 });
+
+Deno.test("CountSlots.after() forgets a slot's tested bind group when the slot takes another count, not when it keeps its own", () => {
+  const slots = new CountSlots(256);
+  const group = { label: "bind group" } as GPUBindGroup;
+  slots.claim();
+  slots.after(7, 0, true, 0); // count (7, 0) in slot 0
+  slots.groups[0] = group;
+  slots.covers[0] = 0;
+  slots.placed = 0;
+  slots.after(7, 0, true, 0); // the same count again
+  assert.equal(slots.groups[0], group);
+  slots.valid = 0; // a static dispatch: the slot is forgotten, its count stays written
+  slots.claim();
+  slots.after(7, 0, true, 0); // the same count copied into it again
+  assert.equal(slots.groups[0], group);
+  slots.valid = 0;
+  assert.equal(slots.claim(), 0);
+  slots.after(7, 256, true, 0); // another count in slot 0
+  assert.equal(slots.groups[0], null);
+});
