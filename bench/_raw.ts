@@ -158,6 +158,65 @@ export function blockUntilIdle(device: GPUDevice): void {
   device.createCommandEncoder({ label: "bench settle encoder" }).finish({ label: "bench settle commands" });
 }
 
+/** The raw WebGPU upload and download of one buffer (`rawTransfer`). */
+export interface RawTransfer {
+  /** Writes `bytes` in 4 MiB `writeBuffer` chunks, a submit after each, then awaits `onSubmittedWorkDone`: ms. */
+  write(bytes: Uint8Array<ArrayBuffer>): Promise<number>;
+  /** Copies the buffer into a reused `MAP_READ` buffer, maps it, takes the range (`transfer()`, Deno's one copy), unmaps: ms and bytes. */
+  read(): Promise<{ ms: number; bytes: Uint8Array }>;
+  /** Destroys both buffers. */
+  destroy(): void;
+}
+
+/**
+ * The raw paths a runtime's `write` + `sync()` and `read` are measured
+ * against: a storage buffer of `size` bytes and a staging buffer to read it
+ * through, both labelled from `label`.
+ *
+ * @param device The device.
+ * @param size Bytes.
+ * @param label Label prefix of the two buffers.
+ * @returns The two timed paths.
+ */
+export function rawTransfer(device: GPUDevice, size: number, label: string): RawTransfer {
+  const chunk = 4 << 20;
+  const buffer = device.createBuffer({
+    label: `${label} ${size}`,
+    size,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+  const staging = device.createBuffer({
+    label: `${label} staging ${size}`,
+    size,
+    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+  });
+  return {
+    async write(bytes) {
+      const t0 = performance.now();
+      for (let at = 0; at < size; at += chunk) {
+        device.queue.writeBuffer(buffer, at, bytes, at, Math.min(chunk, size - at));
+        device.queue.submit([]);
+      }
+      await device.queue.onSubmittedWorkDone();
+      return performance.now() - t0;
+    },
+    async read() {
+      const t0 = performance.now();
+      const encoder = device.createCommandEncoder({ label: `${label} read` });
+      encoder.copyBufferToBuffer(buffer, 0, staging, 0, size);
+      device.queue.submit([encoder.finish()]);
+      await staging.mapAsync(GPUMapMode.READ, 0, size);
+      const bytes = new Uint8Array(staging.getMappedRange(0, size).transfer());
+      staging.unmap();
+      return { ms: performance.now() - t0, bytes };
+    },
+    destroy() {
+      buffer.destroy();
+      staging.destroy();
+    },
+  };
+}
+
 /**
  * Runs every variant once per rep, in an order shuffled afresh each rep from
  * a fixed seed, so that each variant follows every other about equally often

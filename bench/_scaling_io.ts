@@ -25,7 +25,7 @@
 
 import { type ComputeClient, createClient, type Handle } from "../mod.ts";
 import { chunked, rawBuffers, sourceData, sumInto } from "./_collectives_raw.ts";
-import { interleave } from "./_raw.ts";
+import { interleave, rawTransfer } from "./_raw.ts";
 import type { ScalingPoint, ScalingSeries } from "./_scaling_report.ts";
 
 /** What the transfer series run on. */
@@ -44,7 +44,6 @@ type Side = "runtime" | "raw";
 const CHUNK = 4 << 20;
 const KiB = 1024;
 const MiB = 1024 * KiB;
-const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
 /** Runs each side `warm` times untimed, then `reps` times interleaved; the minimum of what each run returned. */
 export async function measurePairAsync(
@@ -137,22 +136,9 @@ export async function transfers(
   for (const size of sizes) {
     const view = data.subarray(0, size);
     const h: Handle = client.empty(size);
-    const buffer = device.createBuffer({ label: `scaling raw transfer ${size}`, size, usage });
-    const staging = device.createBuffer({
-      label: `scaling raw staging ${size}`,
-      size,
-      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-    });
+    const path = rawTransfer(device, size, "scaling raw transfer");
     const gbps = (ms: number) => size / (ms * 1e6);
-    const rawWrite = async () => {
-      const t0 = performance.now();
-      for (let at = 0; at < size; at += CHUNK) {
-        device.queue.writeBuffer(buffer, at, view, at, Math.min(CHUNK, size - at));
-        device.queue.submit([]);
-      }
-      await device.queue.onSubmittedWorkDone();
-      return performance.now() - t0;
-    };
+    const rawWrite = () => path.write(view);
     const runtimeWrite = async () => {
       const t0 = performance.now();
       client.write(h, view);
@@ -177,16 +163,9 @@ export async function transfers(
             return performance.now() - t0;
           },
           raw: async () => {
-            const t0 = performance.now();
-            const encoder = device.createCommandEncoder({ label: "scaling raw read" });
-            encoder.copyBufferToBuffer(buffer, 0, staging, 0, size);
-            device.queue.submit([encoder.finish()]);
-            await staging.mapAsync(GPUMapMode.READ, 0, size);
-            const out = staging.getMappedRange(0, size).transfer();
-            staging.unmap();
-            const t = performance.now() - t0;
-            check(`raw read of ${size} B`, new Uint8Array(out), view);
-            return t;
+            const { ms, bytes } = await path.read();
+            check(`raw read of ${size} B`, bytes, view);
+            return ms;
           },
         },
         1,
@@ -198,8 +177,7 @@ export async function transfers(
     }
     h.release();
     client.memoryCleanup();
-    buffer.destroy();
-    staging.destroy();
+    path.destroy();
   }
   const series = (title: string, points: ScalingPoint[]): ScalingSeries => ({
     title,

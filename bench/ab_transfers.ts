@@ -7,8 +7,9 @@
  *   `queue.writeBuffer` in 4 MiB chunks with a submit after each, then
  *   `onSubmittedWorkDone()`;
  * - `read`: `client.read(handle)`; raw: a copy into a reused `MAP_READ`
- *   buffer of the same size, one submit, `mapAsync`, a copy of the mapped
- *   range, `unmap`.
+ *   buffer of the same size, one submit, `mapAsync`, the mapped range taken
+ *   with `transfer()` (the one copy Deno makes, as the runtime does),
+ *   `unmap` (`rawTransfer` in `_raw.ts`).
  *
  * Both trees' clients run with their defaults: reads take the spec path
  * (fast reads are opt-in), so each small read waits out Deno's ~10 ms map
@@ -27,7 +28,7 @@
  */
 
 import * as NEW from "../mod.ts";
-import { importTree, median, pairedRatio } from "./_raw.ts";
+import { importTree, median, pairedRatio, rawTransfer } from "./_raw.ts";
 
 type Runtime = typeof NEW;
 const oldPath = Deno.env.get("OLD");
@@ -39,7 +40,6 @@ const SIZES = (Deno.env.get("SIZES") ?? `${4 << 10},${1 << 20},${64 << 20}`).spl
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 10);
 const BLOCK = Number(Deno.env.get("BLOCK") ?? 5);
 const WARMUP = Number(Deno.env.get("WARMUP") ?? 3);
-const CHUNK = 4 << 20;
 const FAST = Deno.env.get("FAST") === "1";
 
 /** Human-readable size. */
@@ -78,34 +78,10 @@ const other = await cases(await importTree(oldPath), "other tree", device);
 const raw: Record<string, () => Promise<number>> = {};
 for (const size of SIZES) {
   const bytes = new Uint8Array(size).fill(5);
-  const buffer = device.createBuffer({
-    label: `ab_transfers raw ${size}`,
-    size,
-    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-  });
-  const staging = device.createBuffer({
-    label: `ab_transfers raw staging ${size}`,
-    size,
-    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-  });
-  raw[`write ${sizeName(size)}, raw`] = async () => {
-    const t0 = performance.now();
-    for (let at = 0; at < size; at += CHUNK) {
-      device.queue.writeBuffer(buffer, at, bytes, at, Math.min(CHUNK, size - at));
-      device.queue.submit([]);
-    }
-    await device.queue.onSubmittedWorkDone();
-    return performance.now() - t0;
-  };
+  const path = rawTransfer(device, size, "ab_transfers raw");
+  raw[`write ${sizeName(size)}, raw`] = () => path.write(bytes);
   raw[`read ${sizeName(size)}, raw`] = async () => {
-    const t0 = performance.now();
-    const encoder = device.createCommandEncoder({ label: "ab_transfers raw read" });
-    encoder.copyBufferToBuffer(buffer, 0, staging, 0, size);
-    device.queue.submit([encoder.finish()]);
-    await staging.mapAsync(GPUMapMode.READ);
-    const got = new Uint8Array(staging.getMappedRange()).slice();
-    staging.unmap();
-    const ms = performance.now() - t0;
+    const { ms, bytes: got } = await path.read();
     if (got[size - 1] !== 5) throw new Error(`raw: read ${size} B gave wrong bytes`);
     return ms;
   };
