@@ -136,7 +136,8 @@ export function checkLaunch(
   const alignMask = limits.storageAlign - 1;
   const maxBinding = limits.maxBinding;
   const n = buffers.length;
-  const sizes = kernel.layout.bindingSizes;
+  const layout = kernel.layout;
+  const sizes = layout.bindingSizes;
   for (let i = 0; i < n; i++) {
     const b = buffers[i]!;
     if (b instanceof Handle ? b.owner !== owner : !isBindingOf(b, owner)) badBinding(kernel, owner, b, `buffer ${i}`);
@@ -144,19 +145,19 @@ export function checkLaunch(
     if ((start & alignMask) !== 0) badAlignment(kernel, i, b, limits.storageAlign);
     const bytes = b.size - start - b.offsetEnd;
     if (bytes > maxBinding) badBindingSize(kernel, `buffer ${i}`, b, maxBinding);
-    // What is bound: the bytes rounded up to a word, or the scratch buffer for none.
-    if ((bytes === 0 ? EMPTY_BINDING_BYTES : (bytes + 3) & ~3) < (sizes[i] ?? 0)) badShortBinding(kernel, i, bytes);
+    // What is bound is never shorter than the bytes: only a shorter buffer needs the exact test.
+    if (bytes < (sizes[i] ?? 0)) checkShortBinding(kernel, i, bytes);
   }
   const withInfo = info !== null && info.length > 0;
   if (info !== null && !(info instanceof Uint32Array || info instanceof Float32Array || info instanceof Int32Array)) {
     badInfo(kernel);
   }
-  const declared = kernel.layout.bindings;
+  const declared = layout.bindings;
   if (declared !== null && declared !== n + (withInfo ? 1 : 0)) badArity(kernel, n, withInfo);
   if (kernel.fits[withInfo ? 1 : 0] !== limits.id) fitKernel(limits, kernel, n, withInfo);
   if (withInfo) {
     if (info.length * 4 < (sizes[n] ?? 0)) badShortInfo(kernel, n, info.length);
-    if (info.length * 4 > limits.maxUniformBinding && kernel.layout.bindingKinds[n] === "uniform") {
+    if (info.length * 4 > limits.maxUniformBinding && layout.bindingKinds[n] === "uniform") {
       badUniformInfo(kernel, info.length, limits.maxUniformBinding);
     }
   }
@@ -312,6 +313,15 @@ function badArity(kernel: Kernel, buffers: number, info: boolean): never {
       buffers === 1 ? "" : "s"
     }${info ? " plus info words" : " and no info words"}`,
   );
+}
+
+/**
+ * The exact test for a buffer shorter than its binding's WGSL type: what is
+ * bound is the bytes rounded up to a word, or the scratch buffer for none.
+ */
+function checkShortBinding(kernel: Kernel, i: number, bytes: number): void {
+  const bound = bytes === 0 ? EMPTY_BINDING_BYTES : (bytes + 3) & ~3;
+  if (bound < kernel.layout.bindingSizes[i]!) badShortBinding(kernel, i, bytes);
 }
 
 function badShortBinding(kernel: Kernel, i: number, bytes: number): never {

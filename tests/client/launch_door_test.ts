@@ -58,6 +58,12 @@ clientTest("a buffer shorter than its binding's WGSL type is refused at launch, 
   const big = client.create(new Uint32Array(4));
   client.launch(wide, [1], [big]);
   assert.deepEqual([...await readU32(client, big)], [1, 2, 3, 4]);
+  // What is bound is the view rounded up to a word, or the 256-byte scratch for an empty view.
+  const bytes = client.create(new Uint8Array(32));
+  assert.throws(() => client.launch(wide, [1], [bytes.view(0, 20)]), /needs at least 16 B .* the buffer has 12 B/);
+  client.launch(wide, [1], [bytes.view(0, 19)]); // 13 bytes bind as 16
+  client.launch(wide, [1], [bytes.view(0, 32)]); // none: the scratch binds
+  assert.deepEqual([...await readU32(client, bytes)], [1, 2, 3, 4, 0, 0, 0, 0]);
 });
 
 /** A kernel of `storage` storage buffers, plus a uniform `u` bound last: out[0] = sum of each buffer's first word + u. */
