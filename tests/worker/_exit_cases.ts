@@ -131,6 +131,35 @@ export const CASES: Record<string, () => Promise<void>> = {
     check((await cs[2]!.read(xs[2]!, Float32Array))[1]!, 0 + 1 + 2 + 3, "x[1]");
     await closeDevices();
   },
+  /** Three worker clients (devices 0–2) each launch and read, with no collective, then `closeDevices()`. */
+  async threeWorkers() {
+    const cs = await Promise.all(
+      [0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))),
+    );
+    const xs = cs.map((c) => c.create(new Uint32Array(1 << 16)));
+    cs.forEach((c, i) => c.launch(inc, [1024], [xs[i]!]));
+    const reads = await Promise.all(cs.map((c, i) => c.read(xs[i]!, Uint32Array)));
+    check(reads.reduce((sum, r) => sum + r[1]!, 0), 3, "x[1] summed over the clients");
+    await closeDevices();
+  },
+  /** As `allReduceThree`, but each client ends only once the Worker before it has ended and its thread is gone. */
+  async allReduceThreeInTurn() {
+    const cs = await Promise.all(
+      [0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))),
+    );
+    const n = 1 << 20;
+    const xs = cs.map((c, i) => c.create(Float32Array.from({ length: n }, (_, j) => i + (j % 7))));
+    cs.forEach((c, i) => c.allReduce(xs[i]!, xs[i]!, { dtype: "f32", devices: [0, 1, 2] }));
+    await Promise.all(cs.map((c) => c.syncCollective()));
+    check((await cs[2]!.read(xs[2]!, Float32Array))[1]!, 0 + 1 + 2 + 3, "x[1]");
+    for (const c of cs) {
+      c.destroy();
+      await c.ended;
+      const tid = c.connection.thread;
+      while (tid !== null && running(tid)) await new Promise((r) => setTimeout(r, 2));
+    }
+    await closeDevices();
+  },
   /** A main-thread client and a worker client in one process. */
   async mainAndWorker() {
     const w = noted(await createClient({ worker: true }));
