@@ -6,10 +6,11 @@
 #   1. CASE (default allReduceThree) RUNS times (default 40), JOBS at once (default 6), each under gdb (batch mode: run,
 #      then on a stop every thread's backtrace and the process's mappings), for at most GDB_SHARE percent of the
 #      budget (default 40); prints each crash's backtraces and, for its first frames, the library each lies in.
-#   2. With the rest, `exit_runs.sh` over CASES2 (default: allReduceThree, allReduceThreeInTurn, which ends the three
-#      Workers one after another, each once the one before has ended and its thread is gone, and threeWorkers, three
-#      Workers with no collective ended together by `closeDevices()`), RUNS2 each (default 60), JOBS2 at once
-#      (default 8): concurrent teardown against shared memory as the cause.
+#   2. With the rest, `exit_runs.sh` over CASES2, RUNS2 each (default 60), JOBS2 at once (default 8). The default
+#      cases tell concurrent Worker teardown from the all-reduce's shared memory as the cause: allReduceThree (since
+#      run 39 `closeDevices()` ends the Workers one after another, each once the one before has exited),
+#      allReduceThreeTogether (the three destroyed at once, as `closeDevices()` did in run 39), threeWorkers (no
+#      collective, destroyed at once).
 # gdb as in device_round16.sh, plus libglib2.0-0, libdw1 and libelf1 (`apt-get download` them into .device/gdb).
 # BUDGET (seconds, default 300) caps the call. Through the device tool, carry [".device"]:
 #   BUDGET=300 bash bench/device_round17.sh
@@ -55,7 +56,7 @@ while [ "$i" -lt "${RUNS:-40}" ] && [ "$(gdb_left)" -gt 0 ]; do
 done
 echo "== exit runs with the rest of the budget"
 if [ "$(left 30)" -gt 30 ]; then
-  OUT=$OUT/exit CASES="${CASES2:-allReduceThree allReduceThreeInTurn threeWorkers}" RUNS=${RUNS2:-60} JOBS=${JOBS2:-8} \
+  OUT=$OUT/exit CASES="${CASES2:-allReduceThree allReduceThreeTogether threeWorkers}" RUNS=${RUNS2:-60} JOBS=${JOBS2:-8} \
     LIMIT=60 timeout -k 5 "$(left 10)" bash bench/exit_runs.sh 2>&1 | tail -8
   rm -rf "$OUT/exit/logs"
 fi

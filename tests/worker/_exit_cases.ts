@@ -75,6 +75,14 @@ async function workingClient(): Promise<{ c: WorkerClient; x: Handle<Uint32Array
   return { c, x };
 }
 
+/** Destroys the clients at once, then waits until each Worker has closed and its thread is gone. */
+async function destroyTogether(cs: readonly WorkerClient[]): Promise<void> {
+  for (const c of cs) c.destroy();
+  await Promise.all(cs.map((c) => c.ended));
+  const start = performance.now();
+  while (THREADS.some(running) && performance.now() - start < 10_000) await new Promise((r) => setTimeout(r, 2));
+}
+
 /** The cases, by name. */
 export const CASES: Record<string, () => Promise<void>> = {
   /** Create, ten launches, a read, destroy. */
@@ -130,20 +138,13 @@ export const CASES: Record<string, () => Promise<void>> = {
     await Promise.all(cs.map((c) => c.syncCollective()));
     check((await cs[2]!.read(xs[2]!, Float32Array))[1]!, 0 + 1 + 2 + 3, "x[1]");
     await closeDevices();
+    check(THREADS.filter(running).length, 0, "Worker threads still running once closeDevices() settled");
   },
-  /** Three worker clients (devices 0–2) each launch and read, with no collective, then `closeDevices()`. */
-  async threeWorkers() {
-    const cs = await Promise.all(
-      [0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))),
-    );
-    const xs = cs.map((c) => c.create(new Uint32Array(1 << 16)));
-    cs.forEach((c, i) => c.launch(inc, [1024], [xs[i]!]));
-    const reads = await Promise.all(cs.map((c, i) => c.read(xs[i]!, Uint32Array)));
-    check(reads.reduce((sum, r) => sum + r[1]!, 0), 3, "x[1] summed over the clients");
-    await closeDevices();
-  },
-  /** As `allReduceThree`, but each client ends only once the Worker before it has ended and its thread is gone. */
-  async allReduceThreeInTurn() {
+  /**
+   * As `allReduceThree`, but the three clients are destroyed at once (as `closeDevices()` did before it closed
+   * Workers one after another), then waited for until their threads are gone.
+   */
+  async allReduceThreeTogether() {
     const cs = await Promise.all(
       [0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))),
     );
@@ -152,13 +153,18 @@ export const CASES: Record<string, () => Promise<void>> = {
     cs.forEach((c, i) => c.allReduce(xs[i]!, xs[i]!, { dtype: "f32", devices: [0, 1, 2] }));
     await Promise.all(cs.map((c) => c.syncCollective()));
     check((await cs[2]!.read(xs[2]!, Float32Array))[1]!, 0 + 1 + 2 + 3, "x[1]");
-    for (const c of cs) {
-      c.destroy();
-      await c.ended;
-      const tid = c.connection.thread;
-      while (tid !== null && running(tid)) await new Promise((r) => setTimeout(r, 2));
-    }
-    await closeDevices();
+    await destroyTogether(cs);
+  },
+  /** Three worker clients (devices 0–2) each launch and read, with no collective, then are destroyed at once. */
+  async threeWorkers() {
+    const cs = await Promise.all(
+      [0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))),
+    );
+    const xs = cs.map((c) => c.create(new Uint32Array(1 << 16)));
+    cs.forEach((c, i) => c.launch(inc, [1024], [xs[i]!]));
+    const reads = await Promise.all(cs.map((c, i) => c.read(xs[i]!, Uint32Array)));
+    check(reads.reduce((sum, r) => sum + r[1]!, 0), 3, "x[1] summed over the clients");
+    await destroyTogether(cs);
   },
   /** A main-thread client and a worker client in one process. */
   async mainAndWorker() {

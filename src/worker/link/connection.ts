@@ -30,7 +30,7 @@ import type { CallPayload, WorkerMessage, WritePayload } from "../wire/protocol.
 import { RemoteMemory } from "./remote_memory.ts";
 import { hi, lo, LoopState, Op, WRITE_INLINE_MAX } from "../wire/ring_layout.ts";
 import { writeLaunch, writeShortRecord, writeStreamRecord, writeWrite } from "./ring_records.ts";
-import { type ExitParticipant, workerClosed, workerOpened } from "../wire/thread_exit.ts";
+import { type ExitParticipant, threadExited, workerClosed, workerOpened } from "../wire/thread_exit.ts";
 import { startWorker } from "./worker_start.ts";
 
 /** Options of a connection that tests and benches set. */
@@ -80,6 +80,7 @@ export class WorkerConnection implements ExitParticipant {
   #destroyed = false;
   #workerClosed = false;
   #ended: PromiseWithResolvers<void> = Promise.withResolvers<void>();
+  #exited: Promise<void> | null = null;
   /** The Worker's thread id, where it could be read (the process waits for that thread at its end). */
   readonly thread: number | null;
   /** Slots of released memory, reused by later allocations (ring order keeps the worker's table right). */
@@ -136,6 +137,11 @@ export class WorkerConnection implements ExitParticipant {
    */
   get ended(): Promise<void> {
     return this.#ended.promise;
+  }
+
+  /** Resolves once the Worker has closed itself and its thread has exited (see `threadExited`). */
+  get exited(): Promise<void> {
+    return this.#exited ??= this.#ended.promise.then(() => threadExited(this.thread));
   }
 
   /** Kernels sent to the worker so far (each once). */

@@ -174,7 +174,7 @@ class WorkerCollectiveHost implements CollectiveHost {
 
   /** Resolves once the Worker's thread has exited (what `closeDevices` awaits). */
   get ended(): Promise<void> {
-    return this.#conn.ended;
+    return this.#conn.exited;
   }
 }
 

@@ -33,6 +33,8 @@ const GRACE_PER_OTHER_MS = 250;
 const CLOSE_AT_UNLOAD_MS = 5_000;
 /** Milliseconds after which a thread still listed is given up on. */
 const GIVE_UP_MS = 10_000;
+/** Milliseconds `threadExited` allows a thread it cannot watch, after its Worker closed. */
+export const THREAD_EXIT_WAIT_MS = 100;
 
 /** What the guard needs of a worker client that is still open. */
 export interface ExitParticipant {
@@ -104,6 +106,22 @@ function waitForThreads(): void {
     while (running(tid) === true && performance.now() - start < GIVE_UP_MS) sleep(1);
   }
   if (blind > 0) sleep(last + THREAD_EXIT_GRACE_MS + GRACE_PER_OTHER_MS * (blind - 1) - performance.now());
+}
+
+/**
+ * Resolves once the thread of a Worker that has closed itself has exited,
+ * without blocking the thread that waits: watched in `/proc/self/task` where
+ * Deno allows reading it, else after `THREAD_EXIT_WAIT_MS` (on the H200 a
+ * Worker's thread exited 49–64 ms after it closed). Gives up after 10 s.
+ *
+ * @param thread The Worker's thread id, or null where it could not be read.
+ * @returns Settles once the thread is gone (or given up on).
+ */
+export async function threadExited(thread: number | null): Promise<void> {
+  const start = performance.now();
+  const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  if (thread === null || running(thread) === null) return await wait(THREAD_EXIT_WAIT_MS);
+  while (running(thread) === true && performance.now() - start < GIVE_UP_MS) await wait(1);
 }
 
 function install(): void {
