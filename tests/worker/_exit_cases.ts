@@ -75,6 +75,22 @@ async function workingClient(): Promise<{ c: WorkerClient; x: Handle<Uint32Array
   return { c, x };
 }
 
+/** Worker clients of devices 0, 1 and 2. */
+function threeWorkerClients(): Promise<WorkerClient[]> {
+  return Promise.all([0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))));
+}
+
+/** Three worker clients that have all-reduced 1 Mi f32 (checked). */
+async function allReducedThree(): Promise<WorkerClient[]> {
+  const cs = await threeWorkerClients();
+  const n = 1 << 20;
+  const xs = cs.map((c, i) => c.create(Float32Array.from({ length: n }, (_, j) => i + (j % 7))));
+  cs.forEach((c, i) => c.allReduce(xs[i]!, xs[i]!, { dtype: "f32", devices: [0, 1, 2] }));
+  await Promise.all(cs.map((c) => c.syncCollective()));
+  check((await cs[2]!.read(xs[2]!, Float32Array))[1]!, 0 + 1 + 2 + 3, "x[1]");
+  return cs;
+}
+
 /** Destroys the clients at once, then waits until each Worker has closed and its thread is gone. */
 async function destroyTogether(cs: readonly WorkerClient[]): Promise<void> {
   for (const c of cs) c.destroy();
@@ -129,14 +145,7 @@ export const CASES: Record<string, () => Promise<void>> = {
   },
   /** Three worker clients all-reduce 1 Mi f32, then `closeDevices()`. */
   async allReduceThree() {
-    const cs = await Promise.all(
-      [0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))),
-    );
-    const n = 1 << 20;
-    const xs = cs.map((c, i) => c.create(Float32Array.from({ length: n }, (_, j) => i + (j % 7))));
-    cs.forEach((c, i) => c.allReduce(xs[i]!, xs[i]!, { dtype: "f32", devices: [0, 1, 2] }));
-    await Promise.all(cs.map((c) => c.syncCollective()));
-    check((await cs[2]!.read(xs[2]!, Float32Array))[1]!, 0 + 1 + 2 + 3, "x[1]");
+    const cs = await allReducedThree();
     await closeDevices();
     check(THREADS.filter(running).length, 0, "Worker threads still running once closeDevices() settled");
   },
@@ -145,21 +154,12 @@ export const CASES: Record<string, () => Promise<void>> = {
    * Workers one after another), then waited for until their threads are gone.
    */
   async allReduceThreeTogether() {
-    const cs = await Promise.all(
-      [0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))),
-    );
-    const n = 1 << 20;
-    const xs = cs.map((c, i) => c.create(Float32Array.from({ length: n }, (_, j) => i + (j % 7))));
-    cs.forEach((c, i) => c.allReduce(xs[i]!, xs[i]!, { dtype: "f32", devices: [0, 1, 2] }));
-    await Promise.all(cs.map((c) => c.syncCollective()));
-    check((await cs[2]!.read(xs[2]!, Float32Array))[1]!, 0 + 1 + 2 + 3, "x[1]");
+    const cs = await allReducedThree();
     await destroyTogether(cs);
   },
   /** Three worker clients (devices 0–2) each launch and read, with no collective, then are destroyed at once. */
   async threeWorkers() {
-    const cs = await Promise.all(
-      [0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))),
-    );
+    const cs = await threeWorkerClients();
     const xs = cs.map((c) => c.create(new Uint32Array(1 << 16)));
     cs.forEach((c, i) => c.launch(inc, [1024], [xs[i]!]));
     const reads = await Promise.all(cs.map((c, i) => c.read(xs[i]!, Uint32Array)));
