@@ -34,7 +34,7 @@ const CLOSE_AT_UNLOAD_MS = 5_000;
 /** Milliseconds after which a thread still listed is given up on. */
 const GIVE_UP_MS = 10_000;
 /** Milliseconds `threadExited` allows a thread it cannot watch, after its Worker closed. */
-export const THREAD_EXIT_WAIT_MS = 100;
+const THREAD_EXIT_WAIT_MS = 100;
 
 /** What the guard needs of a worker client that is still open. */
 export interface ExitParticipant {
