@@ -145,7 +145,7 @@ export const CASES: Record<string, () => Promise<void>> = {
   },
   /** Three worker clients all-reduce 1 Mi f32, then `closeDevices()`. */
   async allReduceThree() {
-    const cs = await allReducedThree();
+    await allReducedThree();
     await closeDevices();
     check(THREADS.filter(running).length, 0, "Worker threads still running once closeDevices() settled");
   },
