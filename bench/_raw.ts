@@ -136,6 +136,27 @@ export async function importTree(root: string): Promise<typeof import("../mod.ts
 }
 
 /**
+ * The launch scripts' setup (`launch_loop.ts`, `ab_launch_js.ts`): a client
+ * of `runtime` with room for a whole timed sample in one batch, the two
+ * kernels `MIX_WGSL` and `COPY_WGSL`, two 64-element handles, and ten launches
+ * alternating them, synced, so that both pipelines are compiled and valid and
+ * no timed launch is held.
+ *
+ * @param runtime The runtime (this tree's `mod.ts`, or another tree's).
+ * @returns The client, the kernels, the handles and the count `[1]`.
+ */
+export async function alternatingLaunches(runtime: typeof import("../mod.ts")) {
+  const client = await runtime.createClient({ tasksMax: 4096 });
+  const mix = runtime.defineKernel({ name: "mix", wgsl: MIX_WGSL });
+  const copy = runtime.defineKernel({ name: "copy", wgsl: COPY_WGSL });
+  const ab = [client.create(new Float32Array(64).fill(1)), client.create(new Float32Array(64).fill(2))];
+  const one = [1];
+  for (let i = 0; i < 10; i++) client.launch(i % 2 === 0 ? mix : copy, one, ab);
+  await client.sync();
+  return { client, mix, copy, ab, one };
+}
+
+/**
  * Blocks until the device has run everything submitted and has finished the
  * work that follows completion, so that a timed encoding after it starts on a
  * quiet device.

@@ -25,6 +25,7 @@
  */
 
 import {
+  alternatingLaunches,
   bindBuffers,
   COPY_WGSL,
   formatPaired,
@@ -75,14 +76,7 @@ const samplers = new Map<string, Sample>();
 }
 
 for (const [name, tree] of [["this tree", "."], ...others.map((t) => [t, t])] as const) {
-  const R = await importTree(tree);
-  const client = await R.createClient({ tasksMax: 4096 });
-  const mix = R.defineKernel({ name: "mix", wgsl: MIX_WGSL });
-  const copy = R.defineKernel({ name: "copy", wgsl: COPY_WGSL });
-  const ab = [client.create(new Float32Array(64).fill(1)), client.create(new Float32Array(64).fill(2))];
-  const one = [1];
-  for (let i = 0; i < 10; i++) client.launch(i % 2 === 0 ? mix : copy, one, ab);
-  await client.sync(); // both pipelines compiled and validated: no launch is held
+  const { client, mix, copy, ab, one } = await alternatingLaunches(await importTree(tree));
   samplers.set(name, () => {
     const t0 = performance.now();
     for (let r = 0; r < LAUNCHES / 10; r++) {

@@ -15,19 +15,13 @@
  * ```
  */
 
-import { blockUntilIdle, COPY_WGSL, importTree, median, MIX_WGSL } from "./_raw.ts";
+import { alternatingLaunches, blockUntilIdle, importTree, median } from "./_raw.ts";
 
 const tree = Deno.env.get("T");
 const R: typeof import("../mod.ts") = tree === undefined ? await import("../mod.ts") : await importTree(tree);
 const ITER = Number(Deno.env.get("ITER") ?? 600);
 
-const client = await R.createClient({ tasksMax: 4096 });
-const mix = R.defineKernel({ name: "mix", wgsl: MIX_WGSL });
-const copy = R.defineKernel({ name: "copy", wgsl: COPY_WGSL });
-const ab = [client.create(new Float32Array(64).fill(1)), client.create(new Float32Array(64).fill(2))];
-const one = [1];
-for (let i = 0; i < 10; i++) client.launch(i % 2 === 0 ? mix : copy, one, ab);
-await client.sync(); // both pipelines validated: no launch is held
+const { client, mix, copy, ab, one } = await alternatingLaunches(R);
 const device = client.server.device;
 const times: number[] = [];
 for (let it = 0; it < ITER; it++) {
