@@ -141,8 +141,8 @@ export function listDevices(): DeviceListing[] {
  * its index, so the next `createClient({ deviceIndex })` makes a fresh device.
  * A device held by a worker client's Worker counts as closed once that
  * Worker's thread has exited (watched where Deno lets `/proc` be read, which
- * takes `--allow-all`; else assumed 100 ms after the Worker closed), and
- * such devices close one after another, each once the one before is closed.
+ * takes `--allow-all`; else assumed 100 ms after the Worker closed); such
+ * devices tear down one after another, as every worker client's do.
  * Devices still opening are closed once open. Indices that are not open are
  * skipped; devices the application passed in are left to their clients.
  *
@@ -167,26 +167,13 @@ export async function closeDevices(devices?: number | readonly number[]): Promis
     if (d.kind !== "existing") all.add(d.index);
   }
   const wanted = devices === undefined ? [...all] : typeof devices === "number" ? [devices] : [...devices];
-  const workers: { index: number; owner: Closable }[] = [];
   await Promise.all(wanted.map(async (index) => {
     const entry = opened.get(index);
     const owner: Closable | null | undefined = entry !== undefined
       ? await entry.promise.catch(() => null)
       : directOwner(index);
-    if (owner !== null && owner !== undefined && !(owner instanceof WebGpuServer)) {
-      workers.push({ index, owner });
-      return;
-    }
     owner?.destroy();
     if (opened.get(index) === entry) opened.delete(index);
     await owner?.ended;
   }));
-  // Devices held by Workers close one after another, each once the Worker before it has exited: a Worker's thread
-  // tears its device down after the Worker closed, and in bench/RESULTS.md's run 39 three Workers that did so at
-  // once crashed the process in 2 of 50 runs, inside one Worker's teardown.
-  workers.sort((a, b) => a.index - b.index);
-  for (const { owner } of workers) {
-    owner.destroy();
-    await owner.ended;
-  }
 }

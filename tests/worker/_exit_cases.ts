@@ -166,6 +166,30 @@ export const CASES: Record<string, () => Promise<void>> = {
     check(reads.reduce((sum, r) => sum + r[1]!, 0), 3, "x[1] summed over the clients");
     await destroyTogether(cs);
   },
+  /**
+   * Three worker clients destroyed at once tear down in turn: each Worker closes only once the thread of the one
+   * that closed before it has exited (several Workers tearing their devices down at once crashed the process on an
+   * H100).
+   */
+  async destroyedTogetherTakeTurns() {
+    const cs = await threeWorkerClients();
+    const xs = cs.map((c) => c.create(new Uint32Array(1 << 12)));
+    cs.forEach((c, i) => c.launch(inc, [64], [xs[i]!]));
+    await Promise.all(cs.map((c, i) => c.read(xs[i]!, Uint32Array)));
+    if (cs.some((c) => c.connection.thread === null)) throw new Error("this case reads /proc: run it with --allow-all");
+    const closed: number[] = [];
+    const overlaps: string[] = [];
+    for (const c of cs) c.destroy();
+    await Promise.all(cs.map((c) =>
+      c.connection.ended.then(() => {
+        const alive = closed.filter(running);
+        if (alive.length > 0) overlaps.push(`${c.connection.thread} closed while ${alive.join(", ")} still ran`);
+        closed.push(c.connection.thread!);
+      })
+    ));
+    await Promise.all(cs.map((c) => c.ended));
+    check(overlaps.length, 0, `Workers that closed while another's thread still ran (${overlaps.join("; ")})`);
+  },
   /** A main-thread client and a worker client in one process. */
   async mainAndWorker() {
     const w = noted(await createClient({ worker: true }));

@@ -30,7 +30,7 @@ import type { CallPayload, WorkerMessage, WritePayload } from "../wire/protocol.
 import { RemoteMemory } from "./remote_memory.ts";
 import { hi, lo, LoopState, Op, WRITE_INLINE_MAX } from "../wire/ring_layout.ts";
 import { writeLaunch, writeShortRecord, writeStreamRecord, writeWrite } from "./ring_records.ts";
-import { type ExitParticipant, threadExited, workerClosed, workerOpened } from "../wire/thread_exit.ts";
+import { type ExitParticipant, teardownInTurn, threadExited, workerClosed, workerOpened } from "../wire/thread_exit.ts";
 import { startWorker } from "./worker_start.ts";
 
 /** Options of a connection that tests and benches set. */
@@ -78,9 +78,11 @@ export class WorkerConnection implements ExitParticipant {
   #captures = new Map<number, CaptureStateMachine>();
   #error: Error | null = null;
   #destroyed = false;
+  #destroySent = false;
   #workerClosed = false;
   #ended: PromiseWithResolvers<void> = Promise.withResolvers<void>();
   #exited: Promise<void> | null = null;
+  #closedAt = 0;
   /** The Worker's thread id, where it could be read (the process waits for that thread at its end). */
   readonly thread: number | null;
   /** Slots of released memory, reused by later allocations (ring order keeps the worker's table right). */
@@ -105,9 +107,7 @@ export class WorkerConnection implements ExitParticipant {
     worker.onerror = (e) => {
       e.preventDefault();
       this.#close(new ServerError(`the worker client's Worker failed: ${e.message}`));
-      this.#workerClosed = true;
-      workerClosed(this.thread, this);
-      this.#ended.resolve();
+      this.#closedNow();
     };
     workerOpened(this);
   }
@@ -141,7 +141,7 @@ export class WorkerConnection implements ExitParticipant {
 
   /** Resolves once the Worker has closed itself and its thread has exited (see `threadExited`). */
   get exited(): Promise<void> {
-    return this.#exited ??= this.#ended.promise.then(() => threadExited(this.thread));
+    return this.#exited ??= this.#ended.promise.then(() => threadExited(this.thread, this.#closedAt));
   }
 
   /** Kernels sent to the worker so far (each once). */
@@ -359,15 +359,33 @@ export class WorkerConnection implements ExitParticipant {
   /**
    * Ends the client: later calls throw, and pending ones reject with,
    * `DeviceLostError` (`destroyed`); the worker destroys the device after
-   * the commands already queued, then closes itself. Twice is a no-op.
+   * the commands already queued, then closes itself. Workers tear down in
+   * turn (see `teardownInTurn`): the destroy goes to the worker once the
+   * teardowns before it have ended. Twice is a no-op.
    */
   destroy(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
-    if (!this.#workerClosed) writeShortRecord(this.#ring, Op.destroy);
     this.#close(
       new DeviceLostError("the client was destroyed; create a new client to continue", { reason: "destroyed" }),
     );
+    if (this.#workerClosed) return;
+    void teardownInTurn(() => {
+      this.#sendDestroy();
+      return this.exited;
+    });
+  }
+
+  /** True once the Worker was told to destroy its device. */
+  get destroying(): boolean {
+    return this.#destroySent;
+  }
+
+  /** Tells the Worker to destroy its device and close (once; not after it closed). */
+  #sendDestroy(): void {
+    if (this.#destroySent || this.#workerClosed) return;
+    this.#destroySent = true;
+    writeShortRecord(this.#ring, Op.destroy);
   }
 
   /**
@@ -380,12 +398,23 @@ export class WorkerConnection implements ExitParticipant {
    */
   closeNow(ms: number): boolean {
     if (this.#workerClosed) return true;
-    if (!this.#destroyed) {
-      this.#destroyed = true;
-      writeShortRecord(this.#ring, Op.destroy);
-    }
+    this.#destroyed = true;
+    this.#sendDestroy();
     this.#ring.flush();
     return this.#ring.waitForLoop(LoopState.exiting, ms);
+  }
+
+  /**
+   * Notes that the Worker has closed itself. Its thread still tears its device
+   * down after that: a process that exits meanwhile can crash in the driver,
+   * so the process waits for the thread at its end, and the next teardown
+   * waits for it too.
+   */
+  #closedNow(): void {
+    this.#workerClosed = true;
+    this.#closedAt = performance.now();
+    workerClosed(this.thread, this);
+    this.#ended.resolve();
   }
 
   /** Sets the closed error (the first one stays) and rejects every pending call with it. */
@@ -414,13 +443,9 @@ export class WorkerConnection implements ExitParticipant {
       case "lost":
         return this.#close(reviveError(m.error));
       case "closed":
-        this.#workerClosed = true;
         this.#close(new DeviceLostError("the worker client's device is gone", { reason: "destroyed" }));
         this.#worker.onmessage = null;
-        // The Worker still tears its device down after saying so: a process that exits
-        // meanwhile can crash in the driver, so the process waits for the thread at its end.
-        workerClosed(this.thread, this);
-        this.#ended.resolve();
+        this.#closedNow();
         return;
     }
   }

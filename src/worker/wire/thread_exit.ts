@@ -22,6 +22,15 @@
  * closed. A worker client still open at `unload` is destroyed first (through
  * its ring, which needs no event loop turn), and waited for.
  *
+ * Workers also tear down one at a time. Several Worker threads tearing their
+ * devices down at once crashed the process on an H100 (NVIDIA 580, Vulkan):
+ * a segfault in one Worker's thread, at code no longer mapped, after the
+ * others had exited (bench/RESULTS.md, runs 39 and 40; about 1 in 60
+ * processes). Teardowns in turn never crashed. So `teardownInTurn` starts a
+ * Worker's teardown only once every teardown before it has ended and every
+ * Worker thread that closed before has exited, and `unload` closes the Workers
+ * still open one after another.
+ *
  * @module
  */
 
@@ -48,6 +57,8 @@ export interface ExitParticipant {
   closeNow(ms: number): boolean;
   /** The Worker's thread id, where it could be read, else null. */
   readonly thread: number | null;
+  /** True once the Worker was told to destroy its device. */
+  readonly destroying: boolean;
 }
 
 interface Closing {
@@ -111,17 +122,52 @@ function waitForThreads(): void {
 /**
  * Resolves once the thread of a Worker that has closed itself has exited,
  * without blocking the thread that waits: watched in `/proc/self/task` where
- * Deno allows reading it, else after `THREAD_EXIT_WAIT_MS` (on the H200 a
- * Worker's thread exited 49–64 ms after it closed). Gives up after 10 s.
+ * Deno allows reading it, else `THREAD_EXIT_WAIT_MS` after it closed (on the
+ * H200 a Worker's thread exited 49–64 ms after it closed). Gives up 10 s
+ * after it closed.
  *
  * @param thread The Worker's thread id, or null where it could not be read.
+ * @param closedAt When the Worker closed (`performance.now()`); now when omitted.
  * @returns Settles once the thread is gone (or given up on).
  */
-export async function threadExited(thread: number | null): Promise<void> {
-  const start = performance.now();
-  const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-  if (thread === null || running(thread) === null) return await wait(THREAD_EXIT_WAIT_MS);
-  while (running(thread) === true && performance.now() - start < GIVE_UP_MS) await wait(1);
+export async function threadExited(thread: number | null, closedAt: number = performance.now()): Promise<void> {
+  if (thread === null || running(thread) === null) {
+    return await wait(closedAt + THREAD_EXIT_WAIT_MS - performance.now());
+  }
+  while (running(thread) === true && performance.now() - closedAt < GIVE_UP_MS) await wait(1);
+}
+
+function wait(ms: number): Promise<void> {
+  return ms > 0 ? new Promise<void>((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}
+
+/** The end of the last teardown queued (never rejects). */
+let turn: Promise<void> = Promise.resolve();
+
+/**
+ * Runs a Worker's teardown in its turn: once every teardown queued before it
+ * has ended (or 10 s have passed since it began) and the thread of every
+ * Worker that closed before has exited. The event loop is not blocked.
+ *
+ * @param teardown Starts the teardown; resolves once the Worker's thread has exited.
+ * @returns Settles when the teardown has ended (or was given up on).
+ */
+export function teardownInTurn(teardown: () => Promise<void>): Promise<void> {
+  const run = turn.then(closedThreadsExited).then(() => capped(teardown()));
+  turn = run;
+  return run;
+}
+
+/** Resolves once the thread of every Worker that closed so far has exited (or was given up on). */
+async function closedThreadsExited(): Promise<void> {
+  for (const c of [...closing]) await threadExited(c.thread, c.at);
+}
+
+/** `p`, or a settled promise after `GIVE_UP_MS`, without a timer left behind; never rejects. */
+function capped(p: Promise<void>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<void>((resolve) => timer = setTimeout(resolve, GIVE_UP_MS));
+  return Promise.race([p, limit]).catch(() => {}).finally(() => clearTimeout(timer));
 }
 
 function install(): void {
@@ -131,12 +177,15 @@ function install(): void {
 }
 
 function onUnload(): void {
-  for (const p of [...open]) {
+  waitForThreads();
+  // One after another, the one whose teardown already began first.
+  const left = [...open].sort((a, b) => Number(b.destroying) - Number(a.destroying));
+  for (const p of left) {
     open.delete(p);
     p.closeNow(CLOSE_AT_UNLOAD_MS);
     closing.push({ thread: p.thread, at: performance.now() });
+    waitForThreads();
   }
-  waitForThreads();
 }
 
 /**
