@@ -80,6 +80,15 @@ function threeWorkerClients(): Promise<WorkerClient[]> {
   return Promise.all([0, 1, 2].map(async (i) => noted(await createClient({ worker: true, deviceIndex: i }))));
 }
 
+/** Three worker clients (devices 0–2) that have each run a launch and a read. */
+async function threeWorkedClients(): Promise<WorkerClient[]> {
+  const cs = await threeWorkerClients();
+  const xs = cs.map((c) => c.create(new Uint32Array(1 << 12)));
+  cs.forEach((c, i) => c.launch(inc, [64], [xs[i]!]));
+  await Promise.all(cs.map((c, i) => c.read(xs[i]!, Uint32Array)));
+  return cs;
+}
+
 /** Three worker clients that have all-reduced 1 Mi f32 (checked). */
 async function allReducedThree(): Promise<WorkerClient[]> {
   const cs = await threeWorkerClients();
@@ -97,6 +106,25 @@ async function destroyTogether(cs: readonly WorkerClient[]): Promise<void> {
   await Promise.all(cs.map((c) => c.ended));
   const start = performance.now();
   while (THREADS.some(running) && performance.now() - start < 10_000) await new Promise((r) => setTimeout(r, 2));
+}
+
+/**
+ * Resolves once every client's Worker has closed and its thread has exited; rejects when a Worker closed while the
+ * thread of one that closed before it still ran (its teardown did not wait for its turn).
+ */
+async function closingOrder(cs: readonly WorkerClient[]): Promise<void> {
+  if (cs.some((c) => c.connection.thread === null)) throw new Error("this case reads /proc: run it with --allow-all");
+  const closed: number[] = [];
+  const overlaps: string[] = [];
+  await Promise.all(cs.map((c) =>
+    c.connection.ended.then(() => {
+      const alive = closed.filter(running);
+      if (alive.length > 0) overlaps.push(`${c.connection.thread} closed while ${alive.join(", ")} still ran`);
+      closed.push(c.connection.thread!);
+    })
+  ));
+  await Promise.all(cs.map((c) => c.ended));
+  check(overlaps.length, 0, `Workers that closed while another's thread still ran (${overlaps.join("; ")})`);
 }
 
 /** The cases, by name. */
@@ -172,23 +200,22 @@ export const CASES: Record<string, () => Promise<void>> = {
    * H100).
    */
   async destroyedTogetherTakeTurns() {
-    const cs = await threeWorkerClients();
-    const xs = cs.map((c) => c.create(new Uint32Array(1 << 12)));
-    cs.forEach((c, i) => c.launch(inc, [64], [xs[i]!]));
-    await Promise.all(cs.map((c, i) => c.read(xs[i]!, Uint32Array)));
-    if (cs.some((c) => c.connection.thread === null)) throw new Error("this case reads /proc: run it with --allow-all");
-    const closed: number[] = [];
-    const overlaps: string[] = [];
+    const cs = await threeWorkedClients();
+    const order = closingOrder(cs);
     for (const c of cs) c.destroy();
-    await Promise.all(cs.map((c) =>
-      c.connection.ended.then(() => {
-        const alive = closed.filter(running);
-        if (alive.length > 0) overlaps.push(`${c.connection.thread} closed while ${alive.join(", ")} still ran`);
-        closed.push(c.connection.thread!);
-      })
-    ));
-    await Promise.all(cs.map((c) => c.ended));
-    check(overlaps.length, 0, `Workers that closed while another's thread still ran (${overlaps.join("; ")})`);
+    await order;
+  },
+  /**
+   * A worker client's device is lost while two others are being destroyed: its Worker too tears down in turn,
+   * closing only once the threads of the Workers that closed before it have exited.
+   */
+  async lostWhileOthersTearDown() {
+    const cs = await threeWorkedClients();
+    const order = closingOrder(cs);
+    cs[0]!.destroy();
+    cs[1]!.destroy();
+    await cs[2]!.connection.call({ method: "simulateLoss" }).catch(() => {});
+    await order;
   },
   /** A main-thread client and a worker client in one process. */
   async mainAndWorker() {

@@ -14,6 +14,7 @@
  * @module
  */
 
+import { DeviceLostError } from "../../errors.ts";
 import { WebGpuServer } from "../../server/webgpu_server.ts";
 import { RingReader } from "./ring_reader.ts";
 import { encodeError } from "../wire/error_codec.ts";
@@ -42,6 +43,8 @@ export class WorkerHost {
   #stalledOn = -1;
   #running = false;
   #closed = false;
+  /** The device was lost: records are skipped until the main thread's destroy, which comes in its teardown turn. */
+  #lostDevice = false;
   /** The channel `#yield` posts to itself through, and the loop waiting for it. */
   #channel = new MessageChannel();
   #turned: () => void = () => {};
@@ -147,6 +150,7 @@ export class WorkerHost {
 
   /** Runs records until the ring is empty, a payload is missing, the time slice ends, or the host closes. */
   #drain(start: number): "empty" | "stalled" | "slice" | "closed" {
+    if (this.#lostDevice) return this.#skipToDestroy();
     const ring = this.#ring;
     const runner = this.#runner;
     const u32 = ring.u32;
@@ -171,6 +175,29 @@ export class WorkerHost {
         if ((++n & 63) === 0) {
           ring.release(); // the writer sees the room every 64 records
           if (performance.now() - start > SLICE_MS) return "slice";
+        }
+        available -= slots;
+        if (available <= 0) available = ring.available();
+      }
+      return "empty";
+    } finally {
+      ring.release();
+    }
+  }
+
+  /** After a loss: skips records (the main thread rejected their work) until the destroy, and runs that. */
+  #skipToDestroy(): "empty" | "closed" {
+    const ring = this.#ring;
+    try {
+      let available = ring.available();
+      while (available > 0) {
+        const word = ring.u32[ring.at()]!;
+        const op = opOf(word);
+        const slots = op === Op.pad ? ring.toEnd() : slotsOf(word);
+        ring.consume(slots);
+        if (op === Op.destroy) {
+          this.#destroy();
+          return "closed";
         }
         available -= slots;
         if (available <= 0) available = ring.available();
@@ -276,15 +303,21 @@ export class WorkerHost {
     };
   }
 
-  /** The device was lost (not destroyed by the client): say so, then end as a destroy does. */
+  /**
+   * The device was lost (not destroyed by the client): say so, and end as a
+   * destroy does once the main thread sends one, in its teardown turn (Workers
+   * that tore down at once crashed the process on NVIDIA).
+   */
   #lost(): void {
-    if (this.#closed) return;
+    if (this.#closed || this.#lostDevice) return;
+    this.#lostDevice = true;
+    let error: unknown = new DeviceLostError("the worker's device was lost", { reason: "unknown" });
     try {
       this.#server.checkAlive();
     } catch (e) {
-      this.#post({ type: "lost", error: encodeError(e) });
+      error = e;
     }
-    this.#destroy();
+    this.#post({ type: "lost", error: encodeError(error) });
   }
 
   /** Destroys the server (and its device), says so, and lets the worker close. */

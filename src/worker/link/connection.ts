@@ -369,6 +369,11 @@ export class WorkerConnection implements ExitParticipant {
     this.#close(
       new DeviceLostError("the client was destroyed; create a new client to continue", { reason: "destroyed" }),
     );
+    this.#endInTurn();
+  }
+
+  /** Queues the Worker's teardown (see `teardownInTurn`), unless it closed already. */
+  #endInTurn(): void {
     if (this.#workerClosed) return;
     void teardownInTurn(() => {
       this.#sendDestroy();
@@ -441,7 +446,13 @@ export class WorkerConnection implements ExitParticipant {
       case "recycle":
         return this.hostStaging.adopt(m.buffer);
       case "lost":
-        return this.#close(reviveError(m.error));
+        // The Worker waits for a destroy, sent in its teardown turn.
+        this.#close(reviveError(m.error));
+        if (!this.#destroyed) {
+          this.#destroyed = true;
+          this.#endInTurn();
+        }
+        return;
       case "closed":
         this.#close(new DeviceLostError("the worker client's device is gone", { reason: "destroyed" }));
         this.#worker.onmessage = null;

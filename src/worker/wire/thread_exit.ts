@@ -29,7 +29,8 @@
  * processes). Teardowns in turn never crashed. So `teardownInTurn` starts a
  * Worker's teardown only once every teardown before it has ended and every
  * Worker thread that closed before has exited, and `unload` closes the Workers
- * still open one after another.
+ * still open one after another. A Worker whose device is lost does not close
+ * itself: it waits for the destroy the main thread sends in its turn.
  *
  * @module
  */
