@@ -148,13 +148,14 @@ let turn: Promise<void> = Promise.resolve();
 /**
  * Runs a Worker's teardown in its turn: once every teardown queued before it
  * has ended (or 10 s have passed since it began) and the thread of every
- * Worker that closed before has exited. The event loop is not blocked.
+ * Worker that closed before has exited. The event loop is not blocked. A
+ * teardown that throws or rejects ends its turn as one that ended does.
  *
  * @param teardown Starts the teardown; resolves once the Worker's thread has exited.
- * @returns Settles when the teardown has ended (or was given up on).
+ * @returns Settles when the teardown has ended (or was given up on); never rejects.
  */
 export function teardownInTurn(teardown: () => Promise<void>): Promise<void> {
-  const run = turn.then(closedThreadsExited).then(() => capped(teardown()));
+  const run = turn.then(closedThreadsExited).then(() => capped(teardown())).catch(() => {});
   turn = run;
   return run;
 }
