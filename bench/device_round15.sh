@@ -15,20 +15,10 @@
 #   PART=tests BUDGET=580 bash bench/device_round15.sh
 source bench/_device_call.sh 580
 cat "$OUT/setup.txt"
-report() { # FILE: summaries, processes that died, the test each was in, error reports
-  grep -E '^(ok|FAILED) \||^suite:.*(status|signal)|^== ' "$1" | tail -24
-  sed -n '/^ ERRORS $/,/^ FAILURES $/p' "$1" | head -80
-}
 case "${PART:-tests}" in
   tests)
-    for mode in fast spec; do
-      t0=$(date +%s)
-      DENOGPU_TEST_FAST_READS=$([ $mode = fast ] && echo 1) DENOGPU_TEST_JOBS=4 \
-        timeout -k 5 "$(left 10)" deno task test > "$OUT/$mode.txt" 2>&1
-      echo "== deno task test, $mode reads: rc $? after $(( $(date +%s) - t0 )) s" >> "$OUT/$mode.txt"
-      report "$OUT/$mode.txt"
-      rm -f "$OUT/$mode.txt"
-    done
+    task_test fast
+    task_test spec
     if [ "$(left 30)" -gt 60 ]; then
       OUT=$OUT/exit RUNS=50 JOBS=6 LIMIT=60 timeout -k 5 "$(left 10)" bash bench/exit_runs.sh 2>&1 | tail -8
       rm -rf "$OUT/exit/logs"

@@ -10,28 +10,19 @@
 #   BUDGET=580 bash bench/device_round18.sh
 source bench/_device_call.sh 580
 cat "$OUT/setup.txt"
-report() { # FILE: summaries, processes that died, the test each was in, error reports
-  grep -E '^(ok|FAILED) \||^suite:.*(status|signal)|^== ' "$1" | tail -24
-  sed -n '/^ ERRORS $/,/^ FAILURES $/p' "$1" | head -80
-}
 for part in ${PARTS:-exit tests suite}; do
   case "$part" in
     exit)
       echo "== exit programs"
       OUT=$OUT/exit RUNS=${RUNS:-50} JOBS=${JOBS:-8} LIMIT=60 \
-        CASES="${CASES:-threeWorkers allReduceThreeTogether destroyedTogetherTakeTurns allReduceThree compileError validationError destroyWithReadsPending mainAndWorker}" \
+        CASES="${CASES:-threeWorkers allReduceThreeTogether destroyedTogetherTakeTurns lostWhileOthersTearDown allReduceThree compileError validationError destroyWithReadsPending mainAndWorker}" \
         timeout -k 5 "$(cap $(( B * ${EXIT_SHARE:-30} / 100 )))" bash bench/exit_runs.sh 2>&1 | tail -12
       rm -rf "$OUT/exit/logs"
       ;;
     tests)
       for mode in fast spec; do
         [ "$(left 10)" -ge 200 ] || { echo "== deno task test, $mode reads: not run, $(left 0) s left"; continue; }
-        t0=$(date +%s)
-        DENOGPU_TEST_FAST_READS=$([ $mode = fast ] && echo 1) DENOGPU_TEST_JOBS=4 \
-          timeout -k 5 "$(left 10)" deno task test > "$OUT/$mode.txt" 2>&1
-        echo "== deno task test, $mode reads: rc $? after $(( $(date +%s) - t0 )) s" >> "$OUT/$mode.txt"
-        report "$OUT/$mode.txt"
-        rm -f "$OUT/$mode.txt"
+        task_test "$mode"
       done
       ;;
     suite)
