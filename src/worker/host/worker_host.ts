@@ -311,9 +311,10 @@ export class WorkerHost {
   #lost(): void {
     if (this.#closed || this.#lostDevice) return;
     this.#lostDevice = true;
-    let error: unknown = new DeviceLostError("the worker's device was lost", { reason: "unknown" });
+    let error: unknown;
     try {
       this.#server.checkAlive();
+      error = new DeviceLostError("the worker's device was lost", { reason: "unknown" });
     } catch (e) {
       error = e;
     }

@@ -369,11 +369,6 @@ export class WorkerConnection implements ExitParticipant {
     this.#close(
       new DeviceLostError("the client was destroyed; create a new client to continue", { reason: "destroyed" }),
     );
-    this.#endInTurn();
-  }
-
-  /** Queues the Worker's teardown (see `teardownInTurn`), unless it closed already. */
-  #endInTurn(): void {
     if (this.#workerClosed) return;
     void teardownInTurn(() => {
       this.#sendDestroy();
@@ -446,13 +441,9 @@ export class WorkerConnection implements ExitParticipant {
       case "recycle":
         return this.hostStaging.adopt(m.buffer);
       case "lost":
-        // The Worker waits for a destroy, sent in its teardown turn.
+        // The loss is the error calls see; the Worker waits for the destroy, sent in its teardown turn.
         this.#close(reviveError(m.error));
-        if (!this.#destroyed) {
-          this.#destroyed = true;
-          this.#endInTurn();
-        }
-        return;
+        return this.destroy();
       case "closed":
         this.#close(new DeviceLostError("the worker client's device is gone", { reason: "destroyed" }));
         this.#worker.onmessage = null;
